@@ -1,0 +1,197 @@
+"""The game interface every Arena game implements.
+
+A game module declares a `GameType` (name, seat counts, options model) as data, subclasses
+`GameState` with a few hooks, and registers the class with `arena.games.register`. A game is a pure
+function of (options, number of seats, seed, actions): all chance comes from `self.rng`.
+
+Actions and observations are JSON values (dicts, lists, strings, numbers, booleans, None). Cards are
+the string codes of `arena.cards`; every card in a game is unique, so the conformance kit can track
+each card by its code.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from arena.cards import make_rng
+from arena.errors import GameOptionsError, IllegalActionError
+
+JSON = Any
+
+
+class GameOptions(BaseModel):
+    """Base of every game's options model: unknown keys are an error, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class GameType:
+    """What a game is, as data: its registered name, seat counts and options."""
+
+    name: str
+    title: str
+    seat_counts: tuple[int, ...]
+    options_model: type[GameOptions]
+    simultaneous: bool = False
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """Final scores and ranks per seat (1 = best, tied seats share a rank; teams share both)."""
+
+    scores: list[float]
+    ranks: list[int]
+
+
+def ranks_from_scores(scores: Sequence[float]) -> list[int]:
+    """Competition ranks from scores, higher is better: [5, 9, 5] -> [2, 1, 2]."""
+    return [1 + sum(1 for other in scores if other > s) for s in scores]
+
+
+def forfeit_ranks(scores: Sequence[float], culprit: int, teams: Sequence[Sequence[int]]) -> list[int]:
+    """Ranks after `culprit` forfeits: its side is last, the others are ranked by their scores."""
+    losing = next((set(t) for t in teams if culprit in t), {culprit})
+    others = [i for i in range(len(scores)) if i not in losing]
+    ranks = [0] * len(scores)
+    for i in others:
+        ranks[i] = 1 + sum(1 for j in others if scores[j] > scores[i])
+    last = len(others) + 1
+    for i in losing:
+        ranks[i] = last
+    return ranks
+
+
+class GameState(ABC):
+    """One game in progress. Subclasses implement the hooks marked abstract."""
+
+    game_type: ClassVar[GameType]
+
+    def __init__(self, options: GameOptions, num_seats: int, seed: int):
+        self.options = options
+        self.num_seats = num_seats
+        self.seed = seed
+        self.rng = make_rng(seed)
+
+    # -- creation -------------------------------------------------------------------------------
+    @classmethod
+    def validate_options(cls, options: GameOptions, num_seats: int) -> None:
+        """Raise GameOptionsError when the options do not fit this number of seats."""
+        if num_seats not in cls.game_type.seat_counts:
+            raise GameOptionsError(
+                f"{cls.game_type.name} is played by {_or_list(cls.game_type.seat_counts)} seats, "
+                f"not {num_seats}"
+            )
+
+    @classmethod
+    def max_steps(cls, options: GameOptions, num_seats: int) -> int:
+        """An upper bound on the number of `apply` calls in one game with these options."""
+        return 10_000
+
+    # -- the hooks ------------------------------------------------------------------------------
+    @abstractmethod
+    def to_act(self) -> list[int]:
+        """The seats that must act now, ascending; several at a simultaneous step; [] when over."""
+
+    @abstractmethod
+    def legal_actions(self, seat: int) -> list[JSON]:
+        """The legal actions of `seat` now, as JSON values ([] if the seat is not to act)."""
+
+    @abstractmethod
+    def _apply(self, actions: Mapping[int, JSON]) -> None:
+        """Apply already-validated actions, one per acting seat."""
+
+    @abstractmethod
+    def observation(self, seat: int) -> dict:
+        """Exactly what `seat` may see now, as a JSON object."""
+
+    @abstractmethod
+    def full_view(self) -> dict:
+        """Everything, hidden cards included: for replays and tests only, never for bots."""
+
+    @abstractmethod
+    def scores(self) -> list[float]:
+        """Current score of each seat (a team's score is repeated for each member)."""
+
+    @abstractmethod
+    def card_zones(self) -> dict[str, list[str]]:
+        """Every card of the game by zone (hands, piles, stock, discards...); together, the deck."""
+
+    @abstractmethod
+    def hidden_from(self, seat: int) -> set[str]:
+        """The cards whose identity `seat` cannot know now (face down, in the stock, others' hands)."""
+
+    @abstractmethod
+    def deck(self) -> list[str]:
+        """All cards this game uses (for card accounting)."""
+
+    # -- provided -------------------------------------------------------------------------------
+    def apply(self, actions: Mapping[int, JSON]) -> None:
+        """Validate and apply one action per acting seat; an illegal one raises and changes nothing."""
+        acting = self.to_act()
+        if not acting:
+            raise IllegalActionError("the game is over: no seat may act")
+        if sorted(actions) != acting:
+            missing = sorted(set(acting) - set(actions))
+            extra = sorted(set(actions) - set(acting))
+            raise IllegalActionError(
+                f"seats {acting} must act; missing {missing}, not to act {extra}",
+                seat=(extra or missing)[0],
+            )
+        for seat in acting:
+            action = actions[seat]
+            if action not in self.legal_actions(seat):
+                raise IllegalActionError(
+                    f"illegal action for seat {seat}: {action!r}", seat=seat, action=action
+                )
+        self._apply(actions)
+
+    def is_over(self) -> bool:
+        """True when no seat must act any more."""
+        return not self.to_act()
+
+    def teams(self) -> list[list[int]]:
+        """The sides of this game: each seat alone unless the game has partnerships."""
+        return [[s] for s in range(self.num_seats)]
+
+    def result(self) -> GameResult:
+        """Final scores and ranks; only valid when the game is over."""
+        if not self.is_over():
+            raise IllegalActionError("the game is not over: no result yet")
+        scores = self.scores()
+        return GameResult(scores=list(scores), ranks=ranks_from_scores(scores))
+
+    def clone(self) -> GameState:
+        """An independent copy; games override this with something cheaper than deepcopy."""
+        return copy.deepcopy(self)
+
+
+def _or_list(values: Sequence[int]) -> str:
+    values = [str(v) for v in values]
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
+
+
+def parse_options(model: type[GameOptions], raw: Mapping[str, Any] | None, game: str) -> GameOptions:
+    """Validate raw option values into the game's model; errors name the option and the bad value."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(dict(raw or {}))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "options"
+        if err["type"] == "extra_forbidden":
+            known = ", ".join(model.model_fields)
+            raise GameOptionsError(
+                f"{game}: unknown option {where!r} (known: {known})"
+            ) from None
+        raise GameOptionsError(
+            f"{game}: option {where}={err.get('input')!r} is invalid: {err['msg']}"
+        ) from None
