@@ -70,3 +70,9 @@ class BotIllegalAction(BotError):
     """The bot answered with an action that is not legal."""
 
     reason = "illegal_action"
+
+
+class BotFailureBudget(BotError):
+    """The bot failed too often in this match and forfeits its remaining games unstarted."""
+
+    reason = "failure_budget"

@@ -41,6 +41,9 @@ class GameType:
     options_model: type[GameOptions]
     simultaneous: bool = False
     summary: str = ""
+    # Option sets beyond the defaults that the conformance kit must also cover (besides the
+    # one-option-at-a-time variations it derives from the options model itself).
+    variants: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)

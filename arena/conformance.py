@@ -1,0 +1,910 @@
+"""The conformance kit: random-play checks that every registered game must pass.
+
+`check_game` plays seeded random games and checks, at every step, the game contract of
+`arena.games.base`: seats to act and their legal actions, card accounting, no hidden card in any
+observation, JSON round trips, refusal of illegal actions without side effects, independent clones,
+determinism, and a well-formed result. `hypothesis_check` lets Hypothesis choose the seed and every
+action (it tries always-first and always-last choices that uniform random play almost never makes),
+and `check_cross_process` replays games under another PYTHONHASHSEED to catch set-order dependence.
+
+Every failure raises `ConformanceError`, whose message names the game, seats, options, seed, step and
+what failed; its `actions` attribute holds the actions applied before the failure, so the failing
+state can be rebuilt with `new_game(game, options, num_seats, seed)` and those actions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+import types
+import typing
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from arena.cards import derive_seed
+from arena.errors import ArenaError, GameOptionsError, IllegalActionError
+from arena.games import GAMES, game_names, get_game, make_options, new_game
+from arena.games.base import GameResult, GameState, ranks_from_scores
+
+# (step, seat, legal actions) -> index of the chosen action.
+Chooser = Callable[[int, int, list], int]
+
+# An action no game can have: its "type" is not a word any game would use.
+BOGUS_ACTION = {"type": "__conformance_bogus__", "card": "??"}
+
+
+class ConformanceError(ArenaError):
+    """A game broke its contract; the message says which game, seats, options, seed, step and check."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        game: str = "",
+        num_seats: int = 0,
+        options: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        step: int | None = None,
+        actions: Sequence[Mapping[int, Any]] = (),
+    ):
+        super().__init__(message)
+        self.game = game
+        self.num_seats = num_seats
+        self.options = dict(options or {})
+        self.seed = seed
+        self.step = step
+        self.actions = [dict(a) for a in actions]
+
+
+@dataclass
+class Report:
+    """What one `check_game` (or `hypothesis_check`) run did: games, steps, time and check counts."""
+
+    game: str
+    num_seats: int
+    options: dict
+    seed: int
+    games: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+    moves_per_second: float = 0.0
+    # How many times each kind of probe ran (illegal actions tried, clones played, ...).
+    probes: dict[str, int] = field(default_factory=dict)
+
+    def _finish(self, started: float) -> Report:
+        self.seconds = time.perf_counter() - started
+        self.moves_per_second = self.steps / self.seconds if self.seconds > 0 else 0.0
+        return self
+
+
+# -- option sets and cases ----------------------------------------------------------------------
+
+
+def _union_args(annotation: Any) -> tuple:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return typing.get_args(annotation)
+    return (annotation,)
+
+
+def _same(a: Any, b: Any) -> bool:
+    # True == 1 in Python, but a bool option set to 1 is not the default True.
+    return type(a) is type(b) and a == b
+
+
+def _field_alternatives(info: Any) -> list:
+    """Values of one option worth covering besides its default: Literal values, bools, None."""
+    default = info.get_default(call_default_factory=True)
+    values: list = []
+    numeric = False
+    optional = False
+    for arg in _union_args(info.annotation):
+        if arg is type(None):
+            optional = True
+        elif arg is bool:
+            values += [False, True]
+        elif typing.get_origin(arg) is typing.Literal:
+            values += list(typing.get_args(arg))
+        elif arg in (int, float):
+            numeric = True
+    if optional:
+        values.append(None)
+        if default is None and numeric:
+            # A number for an option that is off by default: only one the author gave as an example.
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            values += list(info.examples or extra.get("examples") or [])
+    out: list = []
+    for v in values:
+        if not _same(v, default) and not any(_same(v, o) for o in out):
+            out.append(v)
+    return out
+
+
+def _options_key(options: Mapping[str, Any]) -> str:
+    return json.dumps(options, sort_keys=True, default=str)
+
+
+def option_sets(game_name: str, num_seats: int | None = None) -> list[dict]:
+    """The defaults, each single-option alternative and the declared variants of a game.
+
+    With `num_seats`, only the sets that `validate_options` accepts for that many seats; without, the
+    sets valid for at least one of the game's seat counts.
+    """
+    cls = get_game(game_name)
+    model = cls.game_type.options_model
+    candidates: list[dict] = [{}]
+    for fname, info in model.model_fields.items():
+        candidates += [{fname: v} for v in _field_alternatives(info)]
+    candidates += [dict(v) for v in cls.game_type.variants]
+    seat_counts = [num_seats] if num_seats is not None else list(cls.game_type.seat_counts)
+    out: list[dict] = []
+    seen: set[str] = set()
+    for raw in candidates:
+        key = _options_key(raw)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            parsed = model.model_validate(raw)
+        except ValidationError:
+            continue
+        if any(_accepts(cls, parsed, n) for n in seat_counts):
+            out.append(raw)
+    return out
+
+
+def _accepts(cls: type[GameState], parsed: Any, num_seats: int) -> bool:
+    try:
+        cls.validate_options(parsed, num_seats)
+    except GameOptionsError:
+        return False
+    return True
+
+
+def cases(names: Iterable[str] | None = None) -> list[tuple[str, int, dict]]:
+    """(game, seats, options) for every registered game, seat count and option set valid there."""
+    out = []
+    for name in names if names is not None else game_names():
+        for seats in get_game(name).game_type.seat_counts:
+            out += [(name, seats, opts) for opts in option_sets(name, seats)]
+    return out
+
+
+def case_id(case: tuple[str, int, dict]) -> str:
+    """A short readable id for a case, e.g. `xeri-2p-jack_xeri=jack_on_jack_20`."""
+    name, seats, opts = case
+    tail = ",".join(f"{k}={v}" for k, v in opts.items()) or "default"
+    return f"{name}-{seats}p-{tail}"
+
+
+# -- JSON helpers -------------------------------------------------------------------------------
+
+
+def _strings(value: Any) -> Iterable[str]:
+    """Every string inside a JSON value: dict keys and values, recursively."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                if isinstance(k, str):
+                    yield k
+                stack.append(item)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+
+
+def _first_diff(a: Any, b: Any, path: str = "$") -> str:
+    """Where two JSON values first differ, as `path: a != b`."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            if k not in b:
+                return f"{path}.{k}: only before ({_short(a[k])})"
+            if k not in a:
+                return f"{path}.{k}: only after ({_short(b[k])})"
+            if a[k] != b[k] or type(a[k]) is not type(b[k]):
+                return _first_diff(a[k], b[k], f"{path}.{k}")
+        if list(a) != list(b):
+            return f"{path}: key order {list(a)} != {list(b)}"
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y or type(x) is not type(y):
+                return _first_diff(x, y, f"{path}[{i}]")
+        if len(a) != len(b):
+            return f"{path}: length {len(a)} != {len(b)}"
+    return f"{path}: {_short(a)} != {_short(b)}"
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _mutate(value: Any) -> None:
+    """Scribble over a JSON value in place, as a careless in-process bot might."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+            v["__conformance_scribble__"] = 1
+        elif isinstance(v, list):
+            stack.extend(v)
+            v.append("__conformance_scribble__")
+            v.reverse()
+
+
+# -- the checker --------------------------------------------------------------------------------
+
+
+def random_chooser(seed: int) -> Chooser:
+    """A chooser picking uniformly among the legal actions with its own seeded RNG."""
+    rng = random.Random(seed)
+    return lambda step, seat, legal: rng.randrange(len(legal))
+
+
+class _Checker:
+    """Plays and checks games of one (game, seats, options) case; raises ConformanceError."""
+
+    def __init__(
+        self,
+        name: str,
+        num_seats: int,
+        options: Mapping[str, Any] | None,
+        *,
+        probe_rate: float = 1.0,
+        kept_clones: int = 2,
+        check_seed: int = 0,
+    ):
+        self.name = name
+        self.num_seats = num_seats
+        self.raw_options = dict(options or {})
+        self.cls = get_game(name)
+        self.options = make_options(name, self.raw_options)
+        self.probe_rate = probe_rate
+        self.kept_clones = kept_clones
+        self.check_seed = check_seed
+        self.max_steps = self.cls.max_steps(self.options, num_seats)
+        self.overrides_result = self.cls.result is not GameState.result
+        self.report = Report(name, num_seats, dict(self.raw_options), check_seed)
+        self.initial_deals: list[str] = []
+        # Context of the current game, for error messages.
+        self.seed: int | None = None
+        self.step: int | None = None
+        self.actions: list[dict] = []
+
+    # -- errors ---------------------------------------------------------------------------------
+    def fail(self, what: str) -> ConformanceError:
+        opts = _options_key(self.raw_options) if self.raw_options else "{}"
+        where = f" step={self.step}" if self.step is not None else ""
+        msg = f"{self.name} seats={self.num_seats} options={opts} seed={self.seed}{where}: {what}"
+        return ConformanceError(
+            msg,
+            game=self.name,
+            num_seats=self.num_seats,
+            options=self.raw_options,
+            seed=self.seed,
+            step=self.step,
+            actions=self.actions,
+        )
+
+    def count(self, probe: str, n: int = 1) -> None:
+        self.report.probes[probe] = self.report.probes.get(probe, 0) + n
+
+    def call(self, what: str, fn: Callable, *args: Any) -> Any:
+        """Call game code; any exception becomes a ConformanceError naming the call."""
+        try:
+            return fn(*args)
+        except ConformanceError:
+            raise
+        except Exception as exc:
+            raise self.fail(f"{what} raised {type(exc).__name__}: {exc}") from exc
+
+    def roundtrip(self, what: str, value: Any) -> str:
+        """The JSON text of `value`; fails unless it loads back equal (no tuples, int keys, NaN)."""
+        try:
+            text = json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise self.fail(f"{what} is not JSON: {exc}") from None
+        back = json.loads(text)
+        if back != value:
+            raise self.fail(f"{what} changes in a JSON round trip: {_first_diff(value, back)}")
+        return text
+
+    # -- one game -------------------------------------------------------------------------------
+    def new(self, seed: int) -> GameState:
+        return self.call("new_game", new_game, self.name, self.options, self.num_seats, seed)
+
+    def play_one(self, seed: int, choose: Chooser, probe_rng: random.Random | None = None) -> None:
+        """Play one game choosing actions with `choose`, checking every step; then replay it."""
+        self.seed, self.step, self.actions = seed, 0, []
+        probe_rng = probe_rng or random.Random(derive_seed("probe", seed))
+        state = self.new(seed)
+        deck = self.check_deck(state)
+        teams = self.check_teams(state)
+        self.initial_deals.append(json.dumps(self.call("card_zones()", state.card_zones), sort_keys=True))
+        records: list[tuple] = []
+        kept: list[tuple[int, GameState]] = []
+        history: dict[int, list] = {s: [] for s in range(self.num_seats)}
+        step = probes = 0
+        while True:
+            self.step = step
+            record, legal = self.check_step(state, deck, teams)
+            records.append(record)
+            acting = record[0]
+            if not acting:
+                break
+            if step >= self.max_steps:
+                raise self.fail(f"not over after max_steps={self.max_steps} steps")
+            fv_text = record[1]
+            rng_state = state.rng.getstate()
+            self.check_no_result(state)
+            probing = probe_rng.random() < self.probe_rate
+            if probing:
+                self.probe_illegal(state, acting, legal, history, fv_text, rng_state)
+                self.probe_clone(state, fv_text, rng_state, probe_rng)
+                # Keep a few clones, spread over the game (reservoir sampling), to replay later.
+                probes += 1
+                if len(kept) < self.kept_clones:
+                    kept.append((step, self.call("clone()", state.clone)))
+                elif probe_rng.random() < self.kept_clones / probes:
+                    kept[probe_rng.randrange(len(kept))] = (step, self.call("clone()", state.clone))
+            actions = {}
+            for seat in acting:
+                index = choose(step, seat, legal[seat])
+                if not 0 <= index < len(legal[seat]):
+                    raise self.fail(f"chooser gave index {index} of {len(legal[seat])} actions")
+                actions[seat] = legal[seat][index]
+            if probing:
+                self.probe_aliasing(state, acting, fv_text, rng_state)
+            self.call(f"apply({actions!r})", state.apply, actions)
+            self.actions.append(actions)
+            for seat, action in actions.items():
+                history[seat].append(action)
+            step += 1
+            self.report.steps += 1
+        self.check_illegal_after_end(state, records[-1][1])
+        result = self.check_result(state, teams)
+        self.check_replay(seed, records, result)
+        for start, clone in sorted(kept, key=lambda k: k[0]):
+            self.check_kept_clone(clone, start, records, result)
+        self.report.games += 1
+        self.step = None
+
+    def check_deck(self, state: GameState) -> list[str]:
+        deck = self.call("deck()", state.deck)
+        if not isinstance(deck, list) or not all(isinstance(c, str) for c in deck):
+            raise self.fail(f"deck() is not a list of card strings: {_short(deck)}")
+        dupes = sorted(c for c, n in Counter(deck).items() if n > 1)
+        if dupes:
+            raise self.fail(f"deck() repeats cards {dupes}: cards must be unique strings")
+        return deck
+
+    def check_teams(self, state: GameState) -> list[list[int]]:
+        teams = self.call("teams()", state.teams)
+        seats = sorted(s for team in teams for s in team)
+        if seats != list(range(self.num_seats)):
+            raise self.fail(f"teams() {teams} is not a partition of seats 0..{self.num_seats - 1}")
+        return [list(t) for t in teams]
+
+    def check_step(self, state: GameState, deck: list[str], teams: list[list[int]]) -> tuple:
+        """The per-step invariants; returns the step's record (for replays) and the legal actions."""
+        n = self.num_seats
+        acting = self.call("to_act()", state.to_act)
+        if not isinstance(acting, list) or any(
+            type(s) is not int or not 0 <= s < n for s in acting
+        ):
+            raise self.fail(f"to_act() = {acting!r} is not a list of seats in 0..{n - 1}")
+        if acting != sorted(set(acting)):
+            raise self.fail(f"to_act() = {acting} is not ascending without repeats")
+        if state.is_over() != (not acting):
+            raise self.fail(f"is_over() is {state.is_over()} while to_act() is {acting}")
+        if len(acting) > 1 and not self.cls.game_type.simultaneous:
+            raise self.fail(f"to_act() = {acting} but the game type is not simultaneous")
+
+        fv_text = self.roundtrip("full_view()", self.call("full_view()", state.full_view))
+
+        zones = self.call("card_zones()", state.card_zones)
+        self.check_accounting(zones, deck)
+
+        legal: dict[int, list] = {}
+        legal_texts = []
+        for seat in range(n):
+            actions = self.call(f"legal_actions({seat})", state.legal_actions, seat)
+            what = f"legal_actions({seat})"
+            legal_texts.append(self.roundtrip(what, actions))
+            if not isinstance(actions, list):
+                raise self.fail(f"{what} is not a list: {_short(actions)}")
+            if seat in acting:
+                if not actions:
+                    raise self.fail(f"seat {seat} must act but has no legal action")
+                for a in actions:
+                    if not isinstance(a, dict) or not isinstance(a.get("type"), str):
+                        raise self.fail(f"{what} has {_short(a)}: not an object with a 'type'")
+                texts = [json.dumps(a, sort_keys=True) for a in actions]
+                if len(set(texts)) != len(texts):
+                    dupes = sorted(t for t, k in Counter(texts).items() if k > 1)
+                    raise self.fail(f"{what} lists an action twice: {dupes[0]}")
+                legal[seat] = actions
+            elif actions:
+                raise self.fail(f"seat {seat} is not to act but has legal actions {_short(actions)}")
+
+        deck_set = set(deck)
+        obs_texts = []
+        for seat in range(n):
+            obs = self.call(f"observation({seat})", state.observation, seat)
+            what = f"observation({seat})"
+            obs_texts.append(self.roundtrip(what, obs))
+            if not isinstance(obs, dict):
+                raise self.fail(f"{what} is not a JSON object")
+            if obs.get("game") != self.name or obs.get("seat") != seat:
+                raise self.fail(
+                    f"{what} must hold \"game\": {self.name!r} and \"seat\": {seat}, "
+                    f"has {obs.get('game')!r} and {obs.get('seat')!r}"
+                )
+            if "legal_actions" in obs:
+                raise self.fail(f"{what} includes legal_actions (they travel beside it)")
+            hidden = self.call(f"hidden_from({seat})", state.hidden_from, seat)
+            if not isinstance(hidden, (set, frozenset)):
+                raise self.fail(f"hidden_from({seat}) is not a set: {_short(hidden)}")
+            stray = hidden - deck_set
+            if stray:
+                raise self.fail(f"hidden_from({seat}) has cards not in deck(): {sorted(stray)}")
+            leaked = sorted({s for s in _strings(obs) if s in hidden})
+            if leaked:
+                raise self.fail(f"{what} leaks cards hidden from seat {seat}: {leaked}")
+
+        scores = self.call("scores()", state.scores)
+        self.check_scores("scores()", scores, teams)
+        return (acting, fv_text, tuple(obs_texts), tuple(legal_texts), json.dumps(scores)), legal
+
+    def check_accounting(self, zones: Any, deck: list[str]) -> None:
+        if not isinstance(zones, dict) or not all(
+            isinstance(z, str) and isinstance(cards, list) for z, cards in zones.items()
+        ):
+            raise self.fail(f"card_zones() is not a dict of lists: {_short(zones)}")
+        have = Counter(c for cards in zones.values() for c in cards)
+        want = Counter(deck)
+        if have != want:
+            missing = sorted((want - have).elements())
+            extra = sorted((have - want).elements())
+            where = {
+                c: [z for z, cards in zones.items() if c in cards] for c in sorted(set(extra))
+            }
+            raise self.fail(
+                f"card accounting: zones {sorted(zones)} miss {missing} and have extra {extra}"
+                + (f" (extra found in {where})" if extra else "")
+            )
+
+    def check_scores(self, what: str, scores: Any, teams: list[list[int]]) -> None:
+        if not isinstance(scores, list) or len(scores) != self.num_seats:
+            raise self.fail(f"{what} = {_short(scores)} is not a list of {self.num_seats} numbers")
+        for s in scores:
+            if type(s) not in (int, float) or not math.isfinite(s):
+                raise self.fail(f"{what} = {scores} holds {s!r}, not a finite number")
+        for team in teams:
+            if len({scores[s] for s in team}) > 1:
+                raise self.fail(f"{what} = {scores}: team {team} members have different scores")
+
+    def check_no_result(self, state: GameState) -> None:
+        try:
+            state.result()
+        except ArenaError:
+            return
+        except Exception as exc:
+            raise self.fail(
+                f"result() before the end raised {type(exc).__name__} instead of an ArenaError"
+            ) from exc
+        raise self.fail("result() before the end returned a result instead of raising")
+
+    # -- illegal actions --------------------------------------------------------------------------
+    def expect_refusal(
+        self, state: GameState, actions: dict, what: str, fv_text: str, rng_state: tuple
+    ) -> None:
+        """`apply(actions)` must raise IllegalActionError and leave full_view and the RNG unchanged."""
+        self.count("illegal")
+        try:
+            state.apply(actions)
+        except IllegalActionError:
+            pass
+        except Exception as exc:
+            raise self.fail(
+                f"{what}: apply({_short(actions)}) raised {type(exc).__name__} ({exc}) "
+                "instead of IllegalActionError"
+            ) from exc
+        else:
+            raise self.fail(f"{what}: apply({_short(actions)}) was accepted")
+        after = json.dumps(self.call("full_view()", state.full_view), allow_nan=False)
+        if after != fv_text:
+            diff = _first_diff(json.loads(fv_text), json.loads(after))
+            raise self.fail(f"{what}: refused apply({_short(actions)}) changed the state: {diff}")
+        if state.rng.getstate() != rng_state:
+            raise self.fail(f"{what}: refused apply({_short(actions)}) advanced the game RNG")
+
+    def probe_illegal(
+        self,
+        state: GameState,
+        acting: list[int],
+        legal: dict[int, list],
+        history: dict[int, list],
+        fv_text: str,
+        rng_state: tuple,
+    ) -> None:
+        """Try the illegal submissions a buggy or hostile bot might make."""
+        base = {s: legal[s][0] for s in acting}
+        for seat in acting:
+            bogus = dict(base, **{seat: BOGUS_ACTION})
+            self.expect_refusal(state, bogus, f"made-up action for seat {seat}", fv_text, rng_state)
+
+            pool = [a for s in acting if s != seat for a in legal[s]]
+            pool += [a for s, past in history.items() if s != seat for a in past[-8:]]
+            foreign = next((a for a in pool if a not in legal[seat]), None)
+            if foreign is not None:
+                actions = dict(base, **{seat: foreign})
+                self.expect_refusal(
+                    state, actions, f"another seat's action for seat {seat}", fv_text, rng_state
+                )
+
+            missing = {s: a for s, a in base.items() if s != seat}
+            self.expect_refusal(state, missing, f"no action for acting seat {seat}", fv_text, rng_state)
+
+        idle = [s for s in range(self.num_seats) if s not in acting] + [self.num_seats]
+        for seat in idle[:2]:
+            extra = dict(base, **{seat: base[acting[0]]})
+            self.expect_refusal(state, extra, f"an action for seat {seat}, not to act", fv_text, rng_state)
+
+    def check_illegal_after_end(self, state: GameState, fv_text: str) -> None:
+        self.step = len(self.actions)
+        rng_state = state.rng.getstate()
+        self.expect_refusal(state, {0: BOGUS_ACTION}, "an action after the end", fv_text, rng_state)
+
+    # -- clones and aliasing ----------------------------------------------------------------------
+    def probe_clone(
+        self, state: GameState, fv_text: str, rng_state: tuple, probe_rng: random.Random
+    ) -> None:
+        """A clone equals the original, and playing it to the end leaves the original untouched."""
+        self.count("clone")
+        clone = self.call("clone()", state.clone)
+        if clone is state or type(clone) is not type(state):
+            raise self.fail(f"clone() returned {type(clone).__name__} {'itself' if clone is state else ''}")
+        if json.dumps(self.call("clone().full_view()", clone.full_view)) != fv_text:
+            diff = _first_diff(json.loads(fv_text), clone.full_view())
+            raise self.fail(f"clone() differs from the original: {diff}")
+        if clone.rng.getstate() != rng_state:
+            raise self.fail("clone() has another RNG state than the original")
+        choose = random_chooser(probe_rng.getrandbits(64))
+        steps = 0
+        while True:
+            acting = self.call("clone to_act()", clone.to_act)
+            if not acting:
+                break
+            if steps > self.max_steps:
+                raise self.fail(f"a clone played randomly is not over after {self.max_steps} steps")
+            actions = {}
+            for seat in acting:
+                options = self.call("clone legal_actions()", clone.legal_actions, seat)
+                actions[seat] = options[choose(steps, seat, options)]
+            self.call(f"apply({actions!r}) on a clone", clone.apply, actions)
+            steps += 1
+        after = json.dumps(self.call("full_view()", state.full_view))
+        if after != fv_text:
+            diff = _first_diff(json.loads(fv_text), json.loads(after))
+            raise self.fail(f"playing a clone {steps} steps to its end changed the original: {diff}")
+        if state.rng.getstate() != rng_state:
+            raise self.fail("playing a clone changed the original's RNG (shared random.Random?)")
+
+    def probe_aliasing(self, state: GameState, acting: list[int], fv_text: str, rng_state: tuple) -> None:
+        """Scribbling over returned observations and action lists must not change the game."""
+        self.count("aliasing")
+        for seat in range(self.num_seats):
+            _mutate(self.call(f"observation({seat})", state.observation, seat))
+            _mutate(self.call(f"legal_actions({seat})", state.legal_actions, seat))
+        after = json.dumps(self.call("full_view()", state.full_view))
+        if after != fv_text:
+            diff = _first_diff(json.loads(fv_text), json.loads(after))
+            raise self.fail(
+                "changing a returned observation or legal_actions list in place changed the game "
+                f"(return copies, not internal lists): {diff}"
+            )
+        if state.rng.getstate() != rng_state:
+            raise self.fail("observation() or legal_actions() advanced the game RNG")
+
+    def check_kept_clone(
+        self, clone: GameState, start: int, records: list[tuple], result: GameResult
+    ) -> None:
+        """A clone kept at `start` while the original played on replays the same game."""
+        self.count("kept_clone")
+        for i, actions in enumerate(self.actions[start:], start):
+            self.step = i
+            fv = json.dumps(self.call("full_view() of a kept clone", clone.full_view))
+            if fv != records[i][1]:
+                diff = _first_diff(json.loads(records[i][1]), json.loads(fv))
+                raise self.fail(
+                    f"a clone taken at step {start}, given the same actions as the original, "
+                    f"differs at step {i} (state shared with the original?): {diff}"
+                )
+            self.call(f"apply({actions!r}) on a kept clone", clone.apply, actions)
+        self.step = len(self.actions)
+        if json.dumps(clone.full_view()) != records[-1][1]:
+            diff = _first_diff(json.loads(records[-1][1]), clone.full_view())
+            raise self.fail(f"a clone taken at step {start} ends differently: {diff}")
+        if self.call("result() of a kept clone", clone.result) != result:
+            raise self.fail(f"a clone taken at step {start} ends with another result")
+
+    # -- the end ------------------------------------------------------------------------------------
+    def check_result(self, state: GameState, teams: list[list[int]]) -> GameResult:
+        self.step = len(self.actions)
+        result = self.call("result()", state.result)
+        scores, ranks = list(result.scores), list(result.ranks)
+        self.check_scores("result().scores", scores, teams)
+        n = self.num_seats
+        if len(ranks) != n or any(type(r) is not int for r in ranks):
+            raise self.fail(f"result().ranks = {ranks} is not {n} integers")
+        for r in ranks:
+            if r != 1 + sum(1 for other in ranks if other < r):
+                raise self.fail(
+                    f"result().ranks = {ranks} are not 1-based competition ranks "
+                    "(1 = best, tied seats share a rank, the next rank skips)"
+                )
+        final = self.call("scores()", state.scores)
+        if not self.overrides_result:
+            if ranks != ranks_from_scores(scores) or scores != final:
+                raise self.fail(
+                    f"result() = {scores}/{ranks} differs from ranks_from_scores(scores()) "
+                    f"= {final}/{ranks_from_scores(final)}"
+                )
+        else:
+            for i in range(n):
+                for j in range(n):
+                    if scores[i] > scores[j] and ranks[i] > ranks[j]:
+                        raise self.fail(
+                            f"result() ranks seat {i} (score {scores[i]}) below seat {j} "
+                            f"(score {scores[j]}): ranks {ranks} disagree with scores {scores}"
+                        )
+        for team in teams:
+            if len({ranks[s] for s in team}) > 1:
+                raise self.fail(f"result().ranks = {ranks}: team {team} members have different ranks")
+        return result
+
+    def check_replay(self, seed: int, records: list[tuple], result: GameResult) -> None:
+        """Same seed and actions: the same full views, observations, legal actions and result."""
+        self.count("replay")
+        state = self.new(seed)
+        for i, actions in enumerate(self.actions):
+            self.step = i
+            self.compare_record(state, records[i], "a replay of the same seed and actions")
+            self.call(f"replay apply({actions!r})", state.apply, actions)
+        self.step = len(self.actions)
+        self.compare_record(state, records[-1], "a replay of the same seed and actions")
+        if self.call("result()", state.result) != result:
+            raise self.fail(f"a replay ends with {state.result()} instead of {result}")
+
+    def compare_record(self, state: GameState, record: tuple, what: str) -> None:
+        acting, fv_text, obs_texts, legal_texts, scores_text = record
+        if state.to_act() != acting:
+            raise self.fail(f"{what} has to_act() {state.to_act()} instead of {acting}")
+        fv = json.dumps(state.full_view())
+        if fv != fv_text:
+            raise self.fail(f"{what} differs: full_view {_first_diff(json.loads(fv_text), json.loads(fv))}")
+        for seat in range(self.num_seats):
+            obs = json.dumps(state.observation(seat))
+            if obs != obs_texts[seat]:
+                diff = _first_diff(json.loads(obs_texts[seat]), json.loads(obs))
+                raise self.fail(f"{what} differs: observation({seat}) {diff}")
+            if json.dumps(state.legal_actions(seat)) != legal_texts[seat]:
+                raise self.fail(f"{what} differs: legal_actions({seat})")
+        if json.dumps(state.scores()) != scores_text:
+            raise self.fail(f"{what} differs: scores() {state.scores()} instead of {scores_text}")
+
+    def check_deals_differ(self) -> None:
+        """Different seeds must (almost always) deal differently: is the seed used at all?"""
+        self.seed, self.step = None, 0
+        if len(self.initial_deals) >= 3 and len(set(self.initial_deals)) == 1:
+            raise self.fail(
+                f"{len(self.initial_deals)} different seeds all start with the same card_zones(): "
+                "is all chance drawn from self.rng?"
+            )
+
+
+# -- public entry points --------------------------------------------------------------------------
+
+
+def game_seeds(name: str, num_seats: int, options: Mapping[str, Any] | None, seed: int, games: int) -> list[int]:
+    """The game seeds `check_game` uses: derived from the check seed and the case."""
+    key = _options_key(dict(options or {}))
+    return [derive_seed("conformance", name, num_seats, key, seed, i) for i in range(games)]
+
+
+def check_game(
+    name: str,
+    num_seats: int,
+    options: Mapping[str, Any] | None = None,
+    games: int = 10,
+    seed: int = 0,
+    *,
+    probe_rate: float = 1.0,
+    kept_clones: int = 2,
+) -> Report:
+    """Play `games` seeded random games of `name` and check the game contract at every step.
+
+    `probe_rate` is the share of steps at which the costly probes run (illegal actions, a clone
+    played to the end, in-place scribbling over returned values); the other checks run at every step.
+    Raises ConformanceError at the first failure; returns a Report.
+    """
+    started = time.perf_counter()
+    checker = _Checker(
+        name, num_seats, options, probe_rate=probe_rate, kept_clones=kept_clones, check_seed=seed
+    )
+    for game_seed in game_seeds(name, num_seats, options, seed, games):
+        checker.play_one(game_seed, random_chooser(derive_seed("actions", game_seed)))
+    checker.check_deals_differ()
+    return checker.report._finish(started)
+
+
+def hypothesis_check(
+    name: str,
+    num_seats: int,
+    options: Mapping[str, Any] | None = None,
+    *,
+    max_examples: int = 20,
+    max_choices: int = 400,
+    probe_rate: float = 0.25,
+    derandomize: bool = False,
+    shrink: bool = False,
+) -> Report:
+    """Like check_game, but Hypothesis chooses each game's seed and the index of every action.
+
+    Hypothesis tries degenerate play (always the first or last action, long runs of one choice) that
+    uniform random play almost never produces. After `max_choices` choices in a game the rest are
+    uniform random (seeded by the drawn seed), which keeps each example's data small. Requires the
+    `hypothesis` package (a dev dependency).
+    """
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import strategies as st
+
+    started = time.perf_counter()
+    checker = _Checker(name, num_seats, options, probe_rate=probe_rate, kept_clones=1)
+    phases = [Phase.explicit, Phase.generate] + ([Phase.shrink] if shrink else [])
+
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=derandomize,
+        phases=phases,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(seed=st.integers(0, 2**63 - 1), data=st.data())
+    def run(seed: int, data: Any) -> None:
+        fallback = random.Random(seed)
+        made = 0
+
+        def choose(step: int, seat: int, legal: list) -> int:
+            nonlocal made
+            if len(legal) == 1:
+                return 0
+            made += 1
+            if made > max_choices:
+                return fallback.randrange(len(legal))
+            return data.draw(st.integers(0, len(legal) - 1), label=f"step {step} seat {seat}")
+
+        checker.play_one(seed, choose, random.Random(seed ^ 0x5EED))
+
+    run()
+    return checker.report._finish(started)
+
+
+def check_cross_process(
+    name: str,
+    num_seats: int,
+    options: Mapping[str, Any] | None = None,
+    games: int = 2,
+    seed: int = 0,
+    hash_seed: str = "12345",
+) -> int:
+    """Replay random games in a child process with another PYTHONHASHSEED; returns steps compared.
+
+    Catches a game whose course depends on set or dict-of-set iteration order, which differs between
+    processes but never within one. The child imports the game class by module and name, so a game
+    registered only at run time (a test's toy game) works as long as its module is importable.
+    """
+    cls = get_game(name)
+    checker = _Checker(name, num_seats, options, check_seed=seed)
+    jobs = []
+    for game_seed in game_seeds(name, num_seats, options, seed, games):
+        state = checker.new(game_seed)
+        choose = random_chooser(derive_seed("actions", game_seed))
+        actions, views = [], [json.dumps(state.full_view())]
+        while state.to_act():
+            step = {}
+            for s in state.to_act():
+                legal = state.legal_actions(s)
+                step[s] = legal[choose(len(actions), s, legal)]
+            state.apply(step)
+            actions.append({str(s): a for s, a in step.items()})
+            views.append(json.dumps(state.full_view()))
+        jobs.append({"seed": game_seed, "actions": actions, "views": views})
+    payload = {
+        "module": cls.__module__,
+        "qualname": cls.__qualname__,
+        "name": name,
+        "num_seats": num_seats,
+        "options": dict(options or {}),
+        "jobs": [{"seed": j["seed"], "actions": j["actions"]} for j in jobs],
+    }
+    env = dict(os.environ, PYTHONHASHSEED=hash_seed, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena.conformance"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    if proc.returncode != 0:
+        raise checker.fail(f"the child replay process failed: {proc.stderr.strip()[-800:]}")
+    compared = 0
+    for job, child_views in zip(jobs, json.loads(proc.stdout)):
+        checker.seed = job["seed"]
+        checker.actions = [{int(s): a for s, a in step.items()} for step in job["actions"]]
+        for i, (mine, theirs) in enumerate(zip(job["views"], child_views)):
+            checker.step = i
+            if mine != theirs:
+                diff = _first_diff(json.loads(mine), json.loads(theirs))
+                raise checker.fail(
+                    f"with PYTHONHASHSEED={hash_seed} the same seed and actions give another "
+                    f"full_view (set iteration order?): {diff}"
+                )
+            compared += 1
+    return compared
+
+
+def _child_replay() -> None:
+    """Child side of check_cross_process: replay the games read from stdin, print full views."""
+    import importlib
+
+    payload = json.load(sys.stdin)
+    if payload["name"] not in GAMES:
+        cls = importlib.import_module(payload["module"])
+        for part in payload["qualname"].split("."):
+            cls = getattr(cls, part)
+        GAMES[payload["name"]] = cls
+    out = []
+    for job in payload["jobs"]:
+        state = new_game(payload["name"], payload["options"], payload["num_seats"], job["seed"])
+        views = [json.dumps(state.full_view())]
+        for step in job["actions"]:
+            state.apply({int(s): a for s, a in step.items()})
+            views.append(json.dumps(state.full_view()))
+        out.append(views)
+    json.dump(out, sys.stdout)
+
+
+__all__ = [
+    "BOGUS_ACTION",
+    "Chooser",
+    "ConformanceError",
+    "Report",
+    "case_id",
+    "cases",
+    "check_cross_process",
+    "check_game",
+    "game_seeds",
+    "hypothesis_check",
+    "option_sets",
+    "random_chooser",
+]
+
+
+if __name__ == "__main__":
+    _child_replay()

@@ -1,0 +1,478 @@
+"""Xeri: the two-player Greek fishing game (capture the pile by matching its top card or with a jack).
+
+Implements /work/shared/rules/xeri.md; the rules as implemented are described for bot authors in
+seeds/xeri.md. A game is a series of rounds; each round deals the whole 52-card deck (a 4-card
+starting pile plus four deals of 6 cards to each player) and is scored on its own.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from pydantic import Field
+
+from arena.cards import RANKS, SUITS, standard_deck
+from arena.errors import IllegalActionError
+from arena.games import register
+from arena.games.base import JSON, GameOptions, GameState, GameType
+
+DECK: tuple[str, ...] = tuple(standard_deck())
+HAND_SIZE = 6
+PILE_SIZE = 4
+PLAYS_PER_ROUND = 52 - PILE_SIZE
+# A tied game under tiebreak="extra_round" gets at most this many extra rounds, then is a draw.
+MAX_EXTRA_ROUNDS = 4
+# Every card is captured by someone in a real round, so the card points (22 or more) are always
+# handed out: the leader gains at least 11 points per round, which bounds target_score games.
+MIN_LEADER_GAIN_PER_ROUND = 11
+
+_SORT_KEY = {c: RANKS.index(c[0]) * 4 + SUITS.index(c[1]) for c in DECK}
+
+
+def _card_points(ten_of_diamonds: int) -> dict[str, int]:
+    points = {c: (1 if c[0] in "AKQJT" else 0) for c in DECK}
+    points["2C"] = 1
+    points["TD"] = ten_of_diamonds
+    return points
+
+
+_POINTS = {2: _card_points(2), 3: _card_points(3)}
+
+
+class XeriOptions(GameOptions):
+    """Xeri options (spec §11); the 4-player partnership form is not part of the game."""
+
+    rounds: int = Field(
+        2, ge=1, le=100,
+        description="Number of rounds in the game (ignored when target_score is set).",
+    )
+    target_score: int | None = Field(
+        None, ge=1, le=1000,
+        description="When set, play whole rounds until a player's total reaches this score.",
+    )
+    dealer_rotation: Literal["per_round", "per_deal"] = Field(
+        "per_round",
+        description="per_round: the dealer changes each round; per_deal: also after every 6-card "
+        "deal inside a round (the non-dealer of each deal leads it).",
+    )
+    jack_xeri: Literal["any_jack_20", "jack_on_jack_20", "pisti_equal_rank_only"] = Field(
+        "any_jack_20",
+        description="any_jack_20: a xeri made by a jack is worth 20; jack_on_jack_20: only a jack "
+        "taking a lone jack is 20, a jack taking another lone card is 10; pisti_equal_rank_only: a "
+        "jack taking a lone non-jack is a plain capture, jack on jack is 20.",
+    )
+    xeri_on_last_card: bool = Field(
+        True, description="Whether a xeri made by the last card played in a round counts as a xeri."
+    )
+    ten_of_diamonds: Literal[2, 3] = Field(
+        2, description="Points for the ten of diamonds: 2 in total, or 3 (1 as a ten + 2)."
+    )
+    redeal_if: Literal["top_two_or_top_jack", "any_pair_or_top_jack"] = Field(
+        "top_two_or_top_jack",
+        description="When the 4-card starting pile is dealt again: its top two cards share a rank "
+        "or its top card is a jack; or any two of its cards share a rank or its top is a jack.",
+    )
+    uncaptured_leftover: Literal["nobody", "dealer"] = Field(
+        "nobody",
+        description="Who takes the cards left in the pile at the end of a round in which nobody "
+        "captured (the last capturer takes them otherwise).",
+    )
+    tiebreak: Literal["draw", "extra_round"] = Field(
+        "draw",
+        description=f"Equal totals at the end: a draw, or extra rounds (at most {MAX_EXTRA_ROUNDS}) "
+        "until the totals differ, then a draw.",
+    )
+
+
+@register
+class XeriState(GameState):
+    """A game of Xeri in progress."""
+
+    game_type = GameType(
+        name="xeri",
+        title="Xeri",
+        seat_counts=(2,),
+        options_model=XeriOptions,
+        summary="Greek fishing game: take the pile by matching its top card or with a jack; "
+        "taking a lone card is a xeri worth 10 or 20.",
+        variants=(
+            {"jack_xeri": "pisti_equal_rank_only", "xeri_on_last_card": False, "ten_of_diamonds": 3},
+            {"dealer_rotation": "per_deal", "redeal_if": "any_pair_or_top_jack",
+             "uncaptured_leftover": "dealer"},
+            {"target_score": 60, "tiebreak": "extra_round"},
+            {"rounds": 1, "tiebreak": "extra_round", "jack_xeri": "jack_on_jack_20"},
+        ),
+    )
+
+    def __init__(self, options: XeriOptions, num_seats: int, seed: int):
+        super().__init__(options, num_seats, seed)
+        self._points = _POINTS[options.ten_of_diamonds]
+        self.first_dealer = self.rng.randrange(2)
+        self.totals = [0, 0]
+        self.round_results: list[dict] = []
+        self.extra_rounds = 0
+        self.round = -1
+        self.hands: list[list[str]] = [[], []]
+        self.pile: list[str] = []
+        self.stock: list[str] = []
+        self.captured: list[list[str]] = [[], []]
+        self._start_round()
+
+    # -- round mechanics ------------------------------------------------------------------------
+    def _start_round(self) -> None:
+        self.round += 1
+        # Each round's first dealer alternates even under per_deal (4 deals per round would
+        # otherwise give the same seat the first lead of every round).
+        self.round_dealer = self.first_dealer ^ (self.round & 1)
+        self.dealer = self.round_dealer
+        self.deal_in_round = 0
+        self.captured = [[], []]
+        self.xeris: list[tuple[int, str, str, int]] = []
+        self.ncaptured = [0, 0]
+        self.card_pts = [0, 0]
+        self.xeri_pts = [0, 0]
+        self.last_capturer = -1
+        self.history: list[tuple[int, str, tuple[str, ...] | None, int]] = []
+        self.redeals: list[tuple[str, ...]] = []
+        stock = list(DECK)
+        self.rng.shuffle(stock)
+        self.stock = stock  # the next card dealt is the last element
+        self._deal_hands()
+        pile = [stock.pop() for _ in range(PILE_SIZE)]
+        while self._must_redeal(pile):
+            self.redeals.append(tuple(pile))
+            stock.extend(pile)
+            self.rng.shuffle(stock)
+            pile = [stock.pop() for _ in range(PILE_SIZE)]
+        self.pile = pile
+
+    def _must_redeal(self, pile: list[str]) -> bool:
+        top = pile[-1][0]
+        if top == "J":
+            return True
+        if self.options.redeal_if == "top_two_or_top_jack":
+            return pile[-2][0] == top
+        return len({c[0] for c in pile}) < len(pile)
+
+    def _deal_hands(self) -> None:
+        """Six cards to the non-dealer, then six to the dealer; the non-dealer leads."""
+        stock = self.stock
+        leader = 1 - self.dealer
+        for seat in (leader, self.dealer):
+            hand = stock[-HAND_SIZE:]
+            del stock[-HAND_SIZE:]
+            hand.sort(key=_SORT_KEY.__getitem__)
+            self.hands[seat] = hand
+        self.current = leader
+
+    def _play(self, seat: int, card: str) -> None:
+        hands = self.hands
+        hands[seat].remove(card)
+        pile = self.pile
+        n = len(pile)
+        rank = card[0]
+        if n and (rank == "J" or pile[-1][0] == rank):
+            last_play = not self.stock and not hands[0] and not hands[1]
+            value = 0
+            if n == 1 and not (last_play and not self.options.xeri_on_last_card):
+                value = self._xeri_value(pile[0], card)
+            taken = (*pile, card)
+            if value:
+                self.xeris.append((seat, pile[0], card, value))
+                self.xeri_pts[seat] += value
+            else:
+                self.captured[seat].extend(taken)
+            points = self._points
+            self.card_pts[seat] += sum(points[c] for c in taken)
+            self.ncaptured[seat] += n + 1
+            self.last_capturer = seat
+            self.pile = []
+            self.history.append((seat, card, taken, value))
+        else:
+            pile.append(card)
+            self.history.append((seat, card, None, 0))
+        if hands[0] or hands[1]:
+            self.current = 1 - seat
+        elif self.stock:
+            self.deal_in_round += 1
+            if self.options.dealer_rotation == "per_deal":
+                self.dealer = 1 - self.dealer
+            self._deal_hands()
+        else:
+            self._end_round()
+
+    def _xeri_value(self, lone: str, card: str) -> int:
+        mode = self.options.jack_xeri
+        if card[0] != "J":
+            return 10
+        if mode == "any_jack_20" or lone[0] == "J":
+            return 20
+        return 10 if mode == "jack_on_jack_20" else 0
+
+    def _end_round(self) -> None:
+        leftover = len(self.pile)
+        taker = self.last_capturer
+        if taker < 0 and self.options.uncaptured_leftover == "dealer":
+            taker = self.dealer
+        if leftover and taker >= 0:
+            self.captured[taker].extend(self.pile)
+            self.card_pts[taker] += sum(self._points[c] for c in self.pile)
+            self.ncaptured[taker] += leftover
+            self.pile = []
+        n0, n1 = self.ncaptured
+        most = 0 if n0 > n1 else 1 if n1 > n0 else None
+        points = [self.card_pts[s] + self.xeri_pts[s] + (3 if most == s else 0) for s in (0, 1)]
+        self.totals = [self.totals[0] + points[0], self.totals[1] + points[1]]
+        self.round_results.append({
+            "round": self.round,
+            "dealer": self.round_dealer,
+            "extra_round": self.extra_rounds > 0,
+            "captured_counts": list(self.ncaptured),
+            "most_cards": most,
+            "card_points": list(self.card_pts),
+            "xeri_counts": [sum(1 for x in self.xeris if x[0] == s) for s in (0, 1)],
+            "xeri_points": list(self.xeri_pts),
+            "leftover": {"seat": taker if leftover and taker >= 0 else None, "count": leftover},
+            "points": points,
+            "totals": list(self.totals),
+        })
+        self.card_pts = [0, 0]
+        self.xeri_pts = [0, 0]
+        over = self._regular_end_reached()
+        if (over and self.totals[0] == self.totals[1] and self.options.tiebreak == "extra_round"
+                and self.extra_rounds < MAX_EXTRA_ROUNDS):
+            self.extra_rounds += 1
+            over = False
+        if over:
+            self.current = -1
+        else:
+            self._start_round()
+
+    def _regular_end_reached(self) -> bool:
+        """True when the rounds (or the target score) of the options are done, ties aside."""
+        opts = self.options
+        if opts.target_score is None:
+            return self.round + 1 >= opts.rounds
+        return max(self.totals) >= opts.target_score
+
+    # -- GameState hooks ------------------------------------------------------------------------
+    @classmethod
+    def max_steps(cls, options: XeriOptions, num_seats: int) -> int:
+        """48 plays per round times the most rounds the options allow."""
+        if options.target_score is None:
+            rounds = options.rounds
+        else:
+            rounds = math.ceil(options.target_score / MIN_LEADER_GAIN_PER_ROUND)
+        if options.tiebreak == "extra_round":
+            rounds += MAX_EXTRA_ROUNDS
+        return PLAYS_PER_ROUND * rounds
+
+    def to_act(self) -> list[int]:
+        """The seat to play, or [] when the game is over."""
+        return [] if self.current < 0 else [self.current]
+
+    def legal_actions(self, seat: int) -> list[JSON]:
+        """One play action per card of the hand (hand order) for the seat to act."""
+        if seat != self.current:
+            return []
+        return [{"type": "play", "card": c} for c in self.hands[seat]]
+
+    def apply(self, actions: Mapping[int, JSON]) -> None:
+        """Validate and apply the acting seat's play; an illegal one raises and changes nothing."""
+        seat = self.current
+        if seat < 0:
+            raise IllegalActionError("the game is over: no seat may act")
+        if len(actions) != 1 or seat not in actions:
+            extra = sorted(s for s in actions if s != seat)
+            raise IllegalActionError(
+                f"seats [{seat}] must act; missing {[] if seat in actions else [seat]}, "
+                f"not to act {extra}",
+                seat=extra[0] if extra else seat,
+            )
+        action = actions[seat]
+        # Same test as `action in legal_actions(seat)` without building the list.
+        if not ((type(action) is dict or isinstance(action, Mapping)) and len(action) == 2 and action.get("type") == "play"
+                and action.get("card") in self.hands[seat]):
+            raise IllegalActionError(
+                f"illegal action for seat {seat}: {action!r}", seat=seat, action=action
+            )
+        self._play(seat, action["card"])
+
+    def _apply(self, actions: Mapping[int, JSON]) -> None:
+        seat = self.current
+        self._play(seat, actions[seat]["card"])
+
+    def observation(self, seat: int) -> dict:
+        """What `seat` sees: its hand, the public table, this round's plays and past round results."""
+        return {
+            "game": "xeri",
+            "seat": seat,
+            **self._public(),
+            "my_hand": list(self.hands[seat]),
+            "opponent_hand_count": len(self.hands[1 - seat]),
+        }
+
+    def _public(self) -> dict:
+        opts = self.options
+        return {
+            "options": opts.model_dump(),
+            "round": self.round,
+            # Extra rounds only ever come last, so once one has started every later round is one.
+            "extra_round": self.extra_rounds > 0,
+            "dealer": self.dealer,
+            "round_dealer": self.round_dealer,
+            "deal_in_round": self.deal_in_round,
+            "to_act": None if self.current < 0 else self.current,
+            "scores": list(self.totals),
+            "round_points": [self.card_pts[s] + self.xeri_pts[s] for s in (0, 1)],
+            "pile": list(self.pile),
+            "stock_count": len(self.stock),
+            "captured_counts": list(self.ncaptured),
+            "xeri": [{"seat": s, "cards": [a, b], "value": v} for s, a, b, v in self.xeris],
+            "last_capturer": None if self.last_capturer < 0 else self.last_capturer,
+            "redeals": [list(p) for p in self.redeals],
+            "history": [
+                {"seat": s, "card": c, "captured": None if t is None else list(t), "xeri": v}
+                for s, c, t, v in self.history
+            ],
+            "round_results": [_copy_result(r) for r in self.round_results],
+        }
+
+    def full_view(self) -> dict:
+        """Everything: both hands, the stock in dealing order, captured piles and dealing facts."""
+        return {
+            "game": "xeri",
+            **self._public(),
+            "first_dealer": self.first_dealer,
+            "extra_rounds": self.extra_rounds,
+            "hands": [list(self.hands[0]), list(self.hands[1])],
+            "stock": self.stock[::-1],
+            "captured": [list(self.captured[0]), list(self.captured[1])],
+        }
+
+    def scores(self) -> list[float]:
+        """Totals of finished rounds plus the card and xeri points of the round in progress."""
+        return [self.totals[s] + self.card_pts[s] + self.xeri_pts[s] for s in (0, 1)]
+
+    def card_zones(self) -> dict[str, list[str]]:
+        """Hands, pile, stock, each seat's plain captured pile and each seat's xeri pile."""
+        zones = {
+            "hand_0": list(self.hands[0]),
+            "hand_1": list(self.hands[1]),
+            "pile": list(self.pile),
+            "stock": list(self.stock),
+            "captured_0": list(self.captured[0]),
+            "captured_1": list(self.captured[1]),
+            "xeri_0": [],
+            "xeri_1": [],
+        }
+        for s, a, b, _ in self.xeris:
+            zones[f"xeri_{s}"] += [a, b]
+        return zones
+
+    def hidden_from(self, seat: int) -> set[str]:
+        """The opponent's hand and the stock, except cards this seat saw in a rejected pile."""
+        hidden = set(self.hands[1 - seat])
+        hidden.update(self.stock)
+        for pile in self.redeals:
+            hidden.difference_update(pile)
+        return hidden
+
+    def deck(self) -> list[str]:
+        """The 52 standard cards."""
+        return list(DECK)
+
+    def clone(self) -> XeriState:
+        """An independent copy (immutable parts such as options and past results are shared)."""
+        new = object.__new__(XeriState)
+        new.__dict__.update(self.__dict__)
+        rng = random.Random()
+        rng.setstate(self.rng.getstate())
+        new.rng = rng
+        new.totals = list(self.totals)
+        new.round_results = list(self.round_results)
+        new.hands = [list(self.hands[0]), list(self.hands[1])]
+        new.pile = list(self.pile)
+        new.stock = list(self.stock)
+        new.captured = [list(self.captured[0]), list(self.captured[1])]
+        new.xeris = list(self.xeris)
+        new.ncaptured = list(self.ncaptured)
+        new.card_pts = list(self.card_pts)
+        new.xeri_pts = list(self.xeri_pts)
+        new.history = list(self.history)
+        new.redeals = list(self.redeals)
+        return new
+
+    # -- positions ------------------------------------------------------------------------------
+    @classmethod
+    def from_position(
+        cls,
+        options: XeriOptions | Mapping | None = None,
+        *,
+        hands: Sequence[Sequence[str]],
+        pile: Sequence[str],
+        stock: Sequence[str] = (),
+        captured: Sequence[Sequence[str]] = ((), ()),
+        dealer: int = 1,
+        to_act: int | None = None,
+        last_capturer: int | None = None,
+        round_no: int = 0,
+        totals: Sequence[int] = (0, 0),
+        seed: int = 0,
+    ) -> XeriState:
+        """A game set to a chosen position inside a round (for tests, analysis and search bots).
+
+        Every one of the 52 cards must be placed exactly once among `hands`, `pile` (bottom first),
+        `stock` (next card dealt first; a multiple of 12 cards) and `captured` (plain captured piles,
+        no xeris). `dealer` deals the current deal; the seat to act follows from the hand sizes (the
+        seat holding more cards, else the non-dealer) and `to_act`, if given, must agree. Later
+        chance (new rounds) uses `seed`.
+        """
+        from arena.games import new_game
+
+        game = new_game("xeri", options, 2, seed)
+        assert isinstance(game, XeriState)
+        placed = [*hands[0], *hands[1], *pile, *stock, *captured[0], *captured[1]]
+        if sorted(placed) != sorted(DECK):
+            missing = sorted(set(DECK) - set(placed))
+            extra = sorted(c for c in set(placed) if placed.count(c) > 1 or c not in DECK)
+            raise ValueError(f"every card must be placed once: missing {missing}, extra {extra}")
+        sizes = [len(hands[0]), len(hands[1])]
+        if len(stock) % (2 * HAND_SIZE) or max(sizes) > HAND_SIZE or abs(sizes[0] - sizes[1]) > 1:
+            raise ValueError(f"impossible deal: hands of {sizes} cards, stock of {len(stock)}")
+        # The non-dealer leads each deal and turns alternate, so the hand sizes say who is to act.
+        turn = 1 - dealer if sizes[0] == sizes[1] else sizes.index(max(sizes))
+        if to_act is None:
+            to_act = turn
+        if to_act != turn or not hands[to_act]:
+            raise ValueError(
+                f"seat {to_act} cannot be to act with hands of {sizes} cards, dealer {dealer}"
+            )
+        game.round = round_no
+        game.deal_in_round = 3 - len(stock) // (2 * HAND_SIZE)
+        game.dealer = dealer
+        per_deal = game.options.dealer_rotation == "per_deal"
+        game.round_dealer = dealer ^ (game.deal_in_round & 1) if per_deal else dealer
+        game.first_dealer = game.round_dealer ^ (round_no & 1)
+        game.hands = [sorted(hands[0], key=_SORT_KEY.__getitem__),
+                      sorted(hands[1], key=_SORT_KEY.__getitem__)]
+        game.pile = list(pile)
+        game.stock = list(stock)[::-1]
+        game.captured = [list(captured[0]), list(captured[1])]
+        game.ncaptured = [len(captured[0]), len(captured[1])]
+        game.card_pts = [sum(game._points[c] for c in captured[s]) for s in (0, 1)]
+        game.last_capturer = -1 if last_capturer is None else last_capturer
+        game.totals = list(totals)
+        game.current = to_act
+        return game
+
+
+def _copy_result(result: dict) -> dict:
+    out = dict(result)
+    for key in ("captured_counts", "card_points", "xeri_counts", "xeri_points", "points", "totals"):
+        out[key] = list(result[key])
+    out["leftover"] = dict(result["leftover"])
+    return out

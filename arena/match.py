@@ -1,0 +1,239 @@
+"""A match: the games of one table of bots, each deal played once per seat rotation.
+
+`run_match(spec)` is a pure function of the spec (plus the bots' behaviour): it starts the players,
+plays every game, turns bot failures into forfeits, and returns a picklable MatchResult that the
+driver records. It never touches the database, so it can run in a Ray worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.errors import BotError, BotFailureBudget, BotIllegalAction
+from arena.failures import Termination
+from arena.games import forfeit_ranks, make_options, new_game
+from arena.players.base import BotSpec, Player, make_player
+from arena.protocol import GameEnd, GameStart, TimeControl
+
+
+@dataclass(frozen=True)
+class GamePlan:
+    """One game of a match: which deal, which rotation, which bot (by table index) in each seat."""
+
+    game_id: str
+    ordinal: int  # position in the tournament's fixed order (ratings are computed in this order)
+    deal: int
+    rotation: int
+    seed: int
+    seating: tuple[int, ...]  # seating[seat] = index into MatchSpec.bots
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """Everything needed to play a match anywhere: picklable, no database handles."""
+
+    match_id: str
+    game: str
+    options: dict
+    bots: tuple[BotSpec, ...]
+    games: tuple[GamePlan, ...]
+    time: TimeControl
+    max_failures: int = 3  # failures of one bot in this match before it forfeits the rest
+
+
+@dataclass
+class Move:
+    """One action by one seat at one step of a game."""
+
+    step: int
+    seat: int
+    action: Any
+    ms: float
+
+
+@dataclass
+class GameRecord:
+    """The outcome of one game, with every move (enough to replay it from its seed)."""
+
+    game_id: str
+    ordinal: int
+    deal: int
+    rotation: int
+    seed: int
+    seats: list[str]  # bot name per seat
+    teams: list[list[int]]
+    scores: list[float]
+    ranks: list[int]
+    termination: str
+    culprit: int | None
+    detail: str
+    evidence: str
+    duration_ms: float
+    moves: list[Move] = field(default_factory=list)
+
+
+@dataclass
+class MatchResult:
+    """All games of a match plus each bot's stderr log."""
+
+    match_id: str
+    games: list[GameRecord]
+    logs: dict[str, str]
+    duration_ms: float
+
+
+def run_match(spec: MatchSpec) -> MatchResult:
+    """Play every game of a match (blocking) and return its result."""
+    return asyncio.run(MatchRunner(spec).run())
+
+
+class MatchRunner:
+    """Plays the games of one match with one set of players, restarting failed bots."""
+
+    def __init__(self, spec: MatchSpec):
+        self.spec = spec
+        self.options = make_options(spec.game, spec.options)
+        self.options_json = self.options.model_dump(mode="json")
+        self.players: list[Player | None] = [None] * len(spec.bots)
+        self.failures = [0] * len(spec.bots)
+        self.logs: dict[str, list[str]] = {b.name: [] for b in spec.bots}
+        self.request_id = 0
+
+    async def run(self) -> MatchResult:
+        """Play all games, then shut every player down."""
+        started = time.perf_counter()
+        games = []
+        try:
+            for plan in self.spec.games:
+                games.append(await self.play(plan))
+        finally:
+            for i in range(len(self.players)):
+                await self._retire(i)
+        logs = {name: "".join(parts) for name, parts in self.logs.items() if "".join(parts)}
+        return MatchResult(self.spec.match_id, games, logs, (time.perf_counter() - started) * 1000)
+
+    async def play(self, plan: GamePlan) -> GameRecord:
+        """Play one game; a bot failure ends it as that seat's forfeit."""
+        spec = self.spec
+        names = [spec.bots[b].name for b in plan.seating]
+        state = new_game(spec.game, self.options, len(plan.seating), plan.seed)
+        record = GameRecord(
+            plan.game_id, plan.ordinal, plan.deal, plan.rotation, plan.seed, names,
+            state.teams(), [], [], Termination.NORMAL.value, None, "", "", 0.0,
+        )
+        t0 = time.perf_counter()
+        failure: tuple[int, BotError] | None = None
+        # Start (or restart) the players this game needs, in seat order, so failures are stable.
+        for seat, b in enumerate(plan.seating):
+            try:
+                await self._ensure_started(b)
+                await self.players[b].game_start(GameStart(
+                    game_id=plan.game_id, game=spec.game, options=self.options_json,
+                    seat=seat, players=names,
+                ))
+            except BotError as exc:
+                failure = (seat, exc)
+                break
+        step = 0
+        while failure is None and not state.is_over():
+            acting = state.to_act()
+            failure = await self._step(state, plan, acting, step, record)
+            step += 1
+        record.duration_ms = (time.perf_counter() - t0) * 1000
+        scores = state.scores()
+        if failure is None:
+            result = state.result()
+            record.scores, record.ranks = list(result.scores), list(result.ranks)
+        else:
+            seat, exc = failure
+            record.scores = list(scores)
+            record.ranks = forfeit_ranks(scores, seat, record.teams)
+            record.termination = exc.reason
+            record.culprit = seat
+            record.detail = str(exc)
+            record.evidence = exc.evidence
+            await self._fail(plan.seating[seat])
+        end = GameEnd(
+            game_id=plan.game_id, scores=record.scores, ranks=record.ranks,
+            termination=record.termination, culprit=record.culprit,
+        )
+        for b in plan.seating:
+            player = self.players[b]
+            if player is not None:
+                try:
+                    await player.game_end(end)
+                except BotError:
+                    await self._fail(b)  # it will be restarted for its next game if allowed
+        return record
+
+    async def _step(self, state, plan: GamePlan, acting: list[int], step: int, record: GameRecord):
+        """Ask every acting seat at once; apply the actions or return the first failure by seat."""
+        legal = {seat: state.legal_actions(seat) for seat in acting}
+        requests = {}
+        for seat in acting:
+            self.request_id += 1
+            requests[seat] = {
+                "type": "act", "game_id": plan.game_id, "request_id": self.request_id,
+                "observation": state.observation(seat), "legal_actions": legal[seat],
+                "time_left_ms": self.spec.time.move_ms,
+            }
+        timeout = self.spec.time.move_ms / 1000
+        answers = await asyncio.gather(
+            *(self._timed_act(plan.seating[seat], requests[seat], timeout) for seat in acting),
+            return_exceptions=True,
+        )
+        actions, moves = {}, []
+        for seat, answer in zip(acting, answers):
+            if isinstance(answer, BaseException):
+                if isinstance(answer, BotError):
+                    return seat, answer
+                raise answer
+            action, ms = answer
+            if action not in legal[seat]:
+                return seat, BotIllegalAction(f"illegal action {_short(action)}", _short(action))
+            # Record the runner's own copy: JSON equality admits e.g. `true` for `1`.
+            action = legal[seat][legal[seat].index(action)]
+            actions[seat] = action
+            moves.append(Move(step, seat, action, round(ms, 3)))
+        state.apply(actions)
+        record.moves.extend(moves)
+        return None
+
+    async def _timed_act(self, bot: int, request: dict, timeout: float):
+        t0 = time.perf_counter()
+        action = await self.players[bot].act(request, timeout)
+        return action, (time.perf_counter() - t0) * 1000
+
+    async def _ensure_started(self, b: int) -> None:
+        if self.players[b] is not None:
+            return
+        if self.failures[b] >= self.spec.max_failures:
+            raise BotFailureBudget(
+                f"{self.failures[b]} failures in this match: forfeits its remaining games",
+                f"max_failures={self.spec.max_failures}",
+            )
+        player = make_player(self.spec.bots[b], self.spec.time)
+        self.players[b] = player
+        await player.start()
+
+    async def _fail(self, b: int) -> None:
+        self.failures[b] += 1
+        await self._retire(b)
+
+    async def _retire(self, b: int) -> None:
+        player = self.players[b]
+        if player is None:
+            return
+        self.players[b] = None
+        await player.close()
+        text = player.log()
+        if text:
+            self.logs[player.name].append(text)
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,78 @@
+"""The Player interface and BotSpec, the picklable description of how to start a bot."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.protocol import GameEnd, GameStart, Ready, TimeControl
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """How to start one bot: a subprocess `command` run in `workdir`, or a Python `factory`.
+
+    `factory` is a zero-argument callable returning an object with `choose(observation,
+    legal_actions)` (and optionally `game_start(msg)`, `game_end(msg)`); it must be picklable to run
+    on Ray (a module-level function or class is).
+    """
+
+    name: str
+    command: tuple[str, ...] = ()
+    workdir: str = "."
+    version: str = ""
+    factory: Callable[[], Any] | None = None
+    env: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def in_process(self) -> bool:
+        """True for a Python bot run inside the runner."""
+        return self.factory is not None
+
+
+class Player(ABC):
+    """The runner's handle on one bot for a whole match (many games)."""
+
+    def __init__(self, spec: BotSpec, time: TimeControl):
+        self.spec = spec
+        self.time = time
+        self.ready: Ready | None = None
+
+    @property
+    def name(self) -> str:
+        """The bot's registered name."""
+        return self.spec.name
+
+    @abstractmethod
+    async def start(self) -> Ready:
+        """Start the bot and complete the hello/ready handshake; raise BotError on failure."""
+
+    @abstractmethod
+    async def game_start(self, message: GameStart) -> None:
+        """Tell the bot a game begins."""
+
+    @abstractmethod
+    async def act(self, request: dict, timeout: float) -> Any:
+        """Send an `act` request (a dict) and return the bot's action; raise BotError on failure."""
+
+    @abstractmethod
+    async def game_end(self, message: GameEnd) -> None:
+        """Tell the bot a game is over."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Shut the bot down; safe to call twice."""
+
+    def log(self) -> str:
+        """What the bot wrote to stderr so far (bounded)."""
+        return ""
+
+
+def make_player(spec: BotSpec, time: TimeControl) -> Player:
+    """The right Player for a spec: in process or subprocess."""
+    from arena.players.local import LocalPlayer
+    from arena.players.process import ProcessPlayer
+
+    return LocalPlayer(spec, time) if spec.in_process else ProcessPlayer(spec, time)

@@ -1,0 +1,156 @@
+"""The arena/1 bot protocol: one pydantic model per message, and line encoding/decoding.
+
+Messages are JSON objects, one per line, UTF-8. Bots must ignore message types and fields they do
+not know, so the runner may add fields without a new protocol version; the runner in turn ignores
+unknown fields in what bots send.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from arena.errors import BadMessage
+
+PROTOCOL_VERSION = "arena/1"
+MAX_EVIDENCE = 300  # characters of an offending line kept as evidence
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class TimeControl(_Message):
+    """The time limits of a match, in milliseconds."""
+
+    startup_ms: int = Field(description="Time allowed between process start and the `ready` reply.")
+    move_ms: int = Field(description="Time allowed for each `action` reply.")
+
+
+class Hello(_Message):
+    """runner → bot: first message; the bot answers with `ready`."""
+
+    type: Literal["hello"] = "hello"
+    protocol: str = PROTOCOL_VERSION
+    bot: str = Field(description="The name the bot is registered under in this tournament.")
+    time: TimeControl
+
+
+class Ready(_Message):
+    """bot → runner: the answer to `hello`."""
+
+    type: Literal["ready"]
+    name: str = Field(default="", description="The bot's own name for itself.")
+    version: str = Field(default="", description="The bot's own version string.")
+
+
+class GameStart(_Message):
+    """runner → bot: a game begins; `seat` is the bot's seat, `players` the bot names by seat."""
+
+    type: Literal["game_start"] = "game_start"
+    game_id: str
+    game: str
+    options: dict[str, Any]
+    seat: int
+    players: list[str]
+
+
+class Act(_Message):
+    """runner → bot: the bot must answer with one element of `legal_actions`."""
+
+    type: Literal["act"] = "act"
+    game_id: str
+    request_id: int
+    observation: dict[str, Any]
+    legal_actions: list[Any]
+    time_left_ms: int
+
+
+class Action(_Message):
+    """bot → runner: the chosen action for request `request_id`."""
+
+    type: Literal["action"]
+    request_id: int
+    action: Any = Field(description="One element of the request's legal_actions, unchanged.")
+
+
+class GameEnd(_Message):
+    """runner → bot: a game is over; scores and ranks by seat (rank 1 = best)."""
+
+    type: Literal["game_end"] = "game_end"
+    game_id: str
+    scores: list[float]
+    ranks: list[int]
+    termination: str = Field(description="`normal`, or the failure reason of a forfeited game.")
+    culprit: int | None = Field(default=None, description="The seat that forfeited, if any.")
+
+
+class Bye(_Message):
+    """runner → bot: the match is over; the bot should exit."""
+
+    type: Literal["bye"] = "bye"
+
+
+RUNNER_MESSAGES = (Hello, GameStart, Act, GameEnd, Bye)
+BOT_MESSAGES = (Ready, Action)
+BotMessage = Annotated[Union[Ready, Action], Field(discriminator="type")]
+_bot_message = TypeAdapter(BotMessage)
+
+
+def encode(message: BaseModel) -> bytes:
+    """One message as a UTF-8 JSON line."""
+    return (json.dumps(message.model_dump(mode="json"), separators=(",", ":")) + "\n").encode()
+
+
+def encode_dict(message: dict) -> bytes:
+    """A message already in dict form as a UTF-8 JSON line (the hot path: no model round trip)."""
+    return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+
+
+def evidence(line: bytes | str) -> str:
+    """An offending line cut to a bounded size, for the failure record."""
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+    text = text.rstrip("\n")
+    return text if len(text) <= MAX_EVIDENCE else text[:MAX_EVIDENCE] + f"… ({len(text)} chars)"
+
+
+def decode_bot_message(line: bytes) -> Ready | Action:
+    """Parse one line from a bot; BadMessage says what is wrong and keeps the line as evidence."""
+    try:
+        data = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadMessage(f"not valid JSON: {exc}", evidence(line)) from None
+    if not isinstance(data, dict):
+        raise BadMessage(f"a message must be a JSON object, got {type(data).__name__}", evidence(line))
+    try:
+        return _bot_message.validate_python(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"][1:]) or "type"
+        raise BadMessage(f"invalid message ({where}: {err['msg']})", evidence(line)) from None
+
+
+def json_schemas() -> dict[str, dict]:
+    """JSON Schema of every message, keyed by message type."""
+    return {message_type(m): m.model_json_schema() for m in (*RUNNER_MESSAGES, *BOT_MESSAGES)}
+
+
+def message_type(model: type[BaseModel]) -> str:
+    """The `type` tag of a message model."""
+    return model.model_fields["type"].annotation.__args__[0]
+
+
+def write_schemas(folder) -> list:
+    """Write one `<type>.schema.json` per message into `folder`; returns the paths."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for kind, schema in json_schemas().items():
+        path = folder / f"{kind}.schema.json"
+        path.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n")
+        paths.append(path)
+    return paths
