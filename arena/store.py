@@ -44,6 +44,23 @@ class Store:
         self.db.execute("PRAGMA foreign_keys = ON")
         self._migrate()
 
+    def _insert(self, table: str, rows: Iterable[dict]) -> int | None:
+        """Insert rows inside the caller's transaction; returns the last rowid.
+
+        sqlite-utils' own insert commits after each chunk, which would split a match's write into
+        several transactions; a crash between them would leave a half-recorded match.
+        """
+        rows = list(rows)
+        if not rows:
+            return None
+        cols = list(rows[0])
+        sql = (f"insert into [{table}] ({', '.join(f'[{c}]' for c in cols)}) "
+               f"values ({', '.join('?' for _ in cols)})")
+        if len(rows) == 1:  # executemany does not report lastrowid
+            return self.db.conn.execute(sql, [rows[0][c] for c in cols]).lastrowid
+        self.db.conn.executemany(sql, [[r[c] for c in cols] for r in rows])
+        return None
+
     # -- schema ---------------------------------------------------------------------------------
     def _migrate(self) -> None:
         try:
@@ -138,32 +155,34 @@ class Store:
         if row:
             return row[0]
         with self.db.conn:
-            return self.db["bots"].insert({
+            self._insert("bots", [{
                 "name": name, "version": version, "command": _dumps(list(command)),
                 "workdir": workdir, "language": language, "description": description,
                 "added_at": now(),
-            }).last_pk
+            }])
+        return self.db.execute(
+            "select id from bots where name = ? and version = ?", [name, version]).fetchone()[0]
 
     def create_tournament(self, name: str, game: str, fmt: str, seats: int, seed: int,
                           options: dict, config: dict, bot_ids: list[int]) -> int:
         """Record a new tournament and its entrants; returns its id."""
         with self.db.conn:
-            tid = self.db["tournaments"].insert({
+            tid = self._insert("tournaments", [{
                 "name": name, "game": game, "format": fmt, "seats": seats, "seed": seed,
                 "options": _dumps(options), "config": _dumps(config), "status": "running",
                 "created_at": now(), "finished_at": None,
-            }).last_pk
-            self.db["tournament_bots"].insert_all(
+            }])
+            self._insert("tournament_bots", (
                 {"tournament_id": tid, "bot_id": b, "entry": i} for i, b in enumerate(bot_ids)
-            )
+            ))
         return tid
 
     def set_status(self, tournament_id: int, status: str) -> None:
         """Mark a tournament running, finished or interrupted."""
         with self.db.conn:
-            self.db["tournaments"].update(tournament_id, {
-                "status": status, "finished_at": now() if status == "finished" else None,
-            })
+            self.db.conn.execute(
+                "update tournaments set status = ?, finished_at = ? where id = ?",
+                [status, now() if status == "finished" else None, tournament_id])
 
     def tournament(self, tournament_id: int | None = None) -> dict:
         """A tournament row (the newest when no id is given); StoreError if there is none."""
@@ -200,12 +219,12 @@ class Store:
         opts = _dumps(options)
         stamp = now()
         with self.db.conn:
-            self.db["matches"].insert({
+            self._insert("matches", [{
                 "id": result.match_id, "tournament_id": tournament_id, "round": round_no,
                 "table_no": table_no, "bots": _dumps(sorted({n for g in result.games for n in g.seats})),
                 "status": "finished", "duration_ms": round(result.duration_ms, 3),
                 "finished_at": stamp,
-            })
+            }])
             games, seats, moves = [], [], []
             for g in result.games:
                 team_of = {s: t for t, members in enumerate(g.teams) for s in members}
@@ -229,13 +248,13 @@ class Store:
                         "game_id": g.game_id, "ply": ply, "step": m.step, "seat": m.seat,
                         "action": _dumps(m.action), "ms": m.ms,
                     })
-            self.db["games"].insert_all(games)
-            self.db["game_seats"].insert_all(seats)
-            self.db["moves"].insert_all(moves, batch_size=1000)
-            self.db["bot_logs"].insert_all(
+            self._insert("games", games)
+            self._insert("game_seats", seats)
+            self._insert("moves", moves)
+            self._insert("bot_logs", (
                 {"match_id": result.match_id, "bot": bot, "stderr": text}
                 for bot, text in result.logs.items()
-            )
+            ))
 
     def game_results(self, tournament_id: int) -> list[dict]:
         """Every game of a tournament in ordinal order, with its seats (bot, team, score, rank)."""
@@ -272,18 +291,17 @@ class Store:
         """Replace a tournament's ratings and rating history for one method."""
         stamp = now()
         with self.db.conn:
-            self.db.execute("delete from ratings where tournament_id = ? and method = ?",
-                            [tournament_id, method])
-            self.db.execute("delete from rating_history where tournament_id = ? and method = ?",
-                            [tournament_id, method])
-            self.db["ratings"].insert_all(
+            self.db.conn.execute("delete from ratings where tournament_id = ? and method = ?",
+                                 [tournament_id, method])
+            self.db.conn.execute("delete from rating_history where tournament_id = ? and method = ?",
+                                 [tournament_id, method])
+            self._insert("ratings", (
                 {"tournament_id": tournament_id, "method": method, "computed_at": stamp, **row}
                 for row in table
-            )
-            self.db["rating_history"].insert_all(
-                ({"tournament_id": tournament_id, "method": method, **row} for row in history),
-                batch_size=1000,
-            )
+            ))
+            self._insert("rating_history", (
+                {"tournament_id": tournament_id, "method": method, **row} for row in history
+            ))
 
     def ratings(self, tournament_id: int, method: str = "elo") -> list[dict]:
         """The stored rating table of a tournament, best first."""

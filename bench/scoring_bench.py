@@ -3,7 +3,8 @@
 Usage: python bench/scoring_bench.py [--hands N] [--seed S]
 
 Prints hands scored per second for hand_score and best_discards on seeded random deals, and the
-speed-up over `naive_hand_score` (subset counting) measured in the same run on the same deals.
+speed-up over `naive_hand_score` (subset counting) measured in the same run on the same deals; also
+line_points calls per second on random 1-6 card lines (for the BFC engine's per-placement cost).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from arena.cards import standard_deck
-from arena.games.cribbage_scoring import best_discards, hand_score, naive_hand_score
+from arena.games.cribbage_scoring import best_discards, hand_score, line_points, naive_hand_score
 
 
 def _deals(n: int, seed: int, size: int) -> list[list[str]]:
@@ -67,16 +68,23 @@ def main() -> None:
     mismatches = sum(fast_hand(d) != naive_hand(d) for d in deals5[:naive_n])
     mismatches += sum(fast_best(d)[0] != _naive_best(d) for d in deals6[:naive_n])
 
+    rng = random.Random(args.seed + 2)
+    lines = [deal[: rng.randint(1, 6)] for deal in deals6]
+
     hand_rate = _rate(fast_hand, deals5)
     best_rate = _rate(fast_best, deals6)
+    line_rate = _rate(line_points, lines)
     naive_hand_rate = _rate(naive_hand, deals5[:naive_n], repeat=1)
     naive_best_rate = _rate(_naive_best, deals6[:naive_n], repeat=1)
 
     print(f"deals: {args.hands:,} (reference: {naive_n:,}), seed {args.seed}")
-    print(f"hand_score      {hand_rate:>12,.0f} hands/s   reference {naive_hand_rate:>10,.0f} hands/s"
-          f"   speed-up x{hand_rate / naive_hand_rate:.1f}")
-    print(f"best_discards   {best_rate:>12,.0f} hands/s   reference {naive_best_rate:>10,.0f} hands/s"
-          f"   speed-up x{best_rate / naive_best_rate:.1f}")
+    for name, rate, ref in (
+        ("hand_score", hand_rate, naive_hand_rate),
+        ("best_discards", best_rate, naive_best_rate),
+    ):
+        print(f"{name:<14} {rate:>11,.0f} hands/s   reference {ref:>9,.0f} hands/s"
+              f"   speed-up x{rate / ref:.1f}")
+    print(f"{'line_points':<14} {line_rate:>11,.0f} calls/s")
     print(f"mismatches against the reference: {mismatches}")
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A heuristic Xeri bot: captures valuable piles, keeps jacks for xeris, avoids feeding the opponent.
+"""A heuristic Xeri bot: takes valuable piles, keeps jacks for xeris, avoids feeding the opponent.
 
 Standard library only. `choose(observation, legal_actions)` is importable for in-process use. The
 bot tracks which cards are still unseen (in the opponent's hand or the stock) from the observation,

@@ -51,11 +51,6 @@ def all_strings(value) -> set[str]:
     return set()
 
 
-def first_round_slot_actions(game):
-    """The first legal action of each acting seat."""
-    return {s: game.legal_actions(s)[0] for s in game.to_act()}
-
-
 # -- round resolution (§6, §7, §12) ------------------------------------------------------------
 
 

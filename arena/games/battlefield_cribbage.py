@@ -212,6 +212,8 @@ class BattlefieldCribbageState(GameState):
         self.end_reason: str | None = None
         # Summaries of finished rounds, as a linked list (summary, previous) shared by clones.
         self.rounds_log: tuple | None = None
+        # The finished round's event log, kept for replays and tests (full_view only).
+        self.prev_log: tuple | None = None
         self._reset_round_state()
         try:
             self._next_round(close=False)
@@ -284,6 +286,7 @@ class BattlefieldCribbageState(GameState):
         """Close the finished round (if any), then deal until a round that is played starts."""
         while True:
             if close:
+                self.prev_log = self.log
                 self.rounds_log = (
                     {
                         "round": self.round,
@@ -747,6 +750,7 @@ class BattlefieldCribbageState(GameState):
         view["crib_face_down"] = list(self.crib_down)
         view["pending_drawn_card"] = self.pending
         view["show_queue"] = list(self.show_queue)
+        view["previous_round_history"] = self._unlink(self.prev_log)
         return view
 
     def clone(self) -> BattlefieldCribbageState:
@@ -806,6 +810,7 @@ class BattlefieldCribbageState(GameState):
         state.over = False
         state.end_reason = None
         state.rounds_log = None
+        state.prev_log = None
         state.dealer = dealer
         state._reset_round_state()
         state.hand = [c for h in hands for c in h]

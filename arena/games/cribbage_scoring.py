@@ -1,12 +1,13 @@
-"""Cribbage scoring for Battlefield Cribbage: hand/crib show values, cease-fire hands and line pegging.
+"""Cribbage scoring for Battlefield Cribbage: show values, cease-fire hands and line pegging.
 
 Rules: shared/rules/cribbage_scoring.md (standard cribbage) and shared/rules/battlefield_cribbage.md
 §6.5, §9.3, §10 (BFC line scoring, heels, cease-fire). Cards are `arena.cards` codes ("AS".."KC",
 "TD" for ten); the joker "JK" has 0 pips and no rank or suit.
 
-Every function is pure. `hand_score` and `best_discards` are on the hot path of search bots: the part
-of a hand's value that depends only on its five ranks (fifteens, pairs, runs) is cached in a table
-keyed by the rank multiset (6,175 possible keys), and flush and nobs are added from the suits.
+Every function is pure. `hand_score` and `best_discards` are on the hot path of search bots: the
+part of a hand's value that depends only on its five ranks (fifteens, pairs, runs) is cached in a
+table keyed by the rank multiset (6,175 possible keys); flush and nobs are added from the suits.
+Cards of one hand are assumed distinct; that is not checked on the hot path.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from itertools import combinations
 from arena.cards import JOKER, RANK_VALUE, RANKS, SUITS
 
 __all__ = [
+    "CEASEFIRE_FLUSH",
     "LINE_JOKER_MODES",
     "LINE_RULES",
     "best_discards",
@@ -125,6 +127,7 @@ def _rank_points(key: int) -> int:
 
 
 def _bad_cards(what: str, cards: object) -> ValueError:
+    """The error for a malformed hand: wrong size, an unknown card or a joker."""
     return ValueError(f"{what}: expected valid non-joker cards, got {cards!r}")
 
 
@@ -160,7 +163,7 @@ def hand_score(hand: Sequence[str], starter: str, crib: bool = False) -> int:
 
 
 def hand_breakdown(hand: Sequence[str], starter: str, crib: bool = False) -> dict[str, int]:
-    """hand_score split into fifteens, pairs, runs, flush, nobs and total (for display and tests)."""
+    """hand_score split into fifteens, pairs, runs, flush, nobs and total (display, tests)."""
     if len(hand) != 4 or any(card not in _INFO for card in (*hand, starter)):
         raise _bad_cards("hand_breakdown", (hand, starter))
     counts = [0] * 14
@@ -186,7 +189,7 @@ def hand_breakdown(hand: Sequence[str], starter: str, crib: bool = False) -> dic
 
 
 def best_discards(five: Sequence[str], common: str) -> tuple[int, list[int]]:
-    """Best hand score keeping 4 of `five` with `common`, and the ascending discard indices reaching it."""
+    """Max hand score keeping 4 of `five` with `common`; ascending discard indices reaching it."""
     try:
         c0, c1, c2, c3, c4 = five
         w0, s0, j0 = _INFO[c0]
@@ -227,7 +230,7 @@ def best_discards(five: Sequence[str], common: str) -> tuple[int, list[int]]:
 
 
 def ceasefire_score(five: Sequence[str], flush: str = "five_only") -> int:
-    """Cease-fire value of all five cards, no starter: fifteens, pairs, runs, flush; no nobs (BFC §10)."""
+    """Cease-fire value of five cards, no starter: 15s, pairs, runs, flush; no nobs (BFC §10)."""
     if flush not in CEASEFIRE_FLUSH:
         raise ValueError(f"ceasefire flush must be one of {CEASEFIRE_FLUSH}, got {flush!r}")
     try:
@@ -350,20 +353,24 @@ def _bfc_group(ranks: Sequence[int], max_group_cards: int | None) -> tuple[int, 
 
 
 def _check_line_args(rule: str, max_group_cards: int | None, joker: str) -> None:
+    """Raise ValueError for an unknown line rule or joker mode, or a group cap below 2."""
     if rule not in LINE_RULES:
         raise ValueError(f"line rule must be one of {LINE_RULES}, got {rule!r}")
     if joker not in LINE_JOKER_MODES:
         raise ValueError(f"joker mode must be one of {LINE_JOKER_MODES}, got {joker!r}")
     if max_group_cards is not None and (
-        isinstance(max_group_cards, bool) or not isinstance(max_group_cards, int) or max_group_cards < 2
+        isinstance(max_group_cards, bool)
+        or not isinstance(max_group_cards, int)
+        or max_group_cards < 2
     ):
         raise ValueError(f"max_group_cards must be None or an int >= 2, got {max_group_cards!r}")
 
 
 def pegging_points(cards: Sequence[str]) -> int:
-    """Standard pegging points of the last of `cards` (laid since the last reset): 15, 31, pairs, run.
+    """Standard pegging points of the last of `cards` (laid since the last reset).
 
-    A joker, if present, counts 0 pips and has no rank, so it breaks pairs and runs.
+    15 and 31 score 2, pairs on the end 2/6/12, the longest run on the end its length. A joker, if
+    present, counts 0 pips and has no rank, so it breaks pairs and runs.
     """
     ranks, total = _line_ranks(cards)
     same, run = _pegging_groups(ranks)
@@ -392,7 +399,7 @@ def line_points(
     max_group_cards: int | None = 5,
     joker: str = "inert",
 ) -> int:
-    """BFC points for the placer of the line's last card: 15, 31, and pairs/runs by `rule` (§6.5)."""
+    """BFC points for the placer of the line's last card: 15, 31, pairs/runs by `rule` (§6.5)."""
     _, count_points, _, pairs, runs = _line_parts(line, rule, max_group_cards, joker)
     return count_points + pairs + runs
 

@@ -1,4 +1,4 @@
-"""Xeri: the two-player Greek fishing game (capture the pile by matching its top card or with a jack).
+"""Xeri: the two-player Greek fishing game (take the pile by matching its top card or with a jack).
 
 Implements /work/shared/rules/xeri.md; the rules as implemented are described for bot authors in
 seeds/xeri.md. A game is a series of rounds; each round deals the whole 52-card deck (a 4-card
@@ -16,7 +16,7 @@ from pydantic import Field
 
 from arena.cards import RANKS, SUITS, standard_deck
 from arena.errors import IllegalActionError
-from arena.games import register
+from arena.games import new_game, register
 from arena.games.base import JSON, GameOptions, GameState, GameType
 
 DECK: tuple[str, ...] = tuple(standard_deck())
@@ -50,7 +50,7 @@ class XeriOptions(GameOptions):
         description="Number of rounds in the game (ignored when target_score is set).",
     )
     target_score: int | None = Field(
-        None, ge=1, le=1000,
+        None, ge=1, le=1000, examples=[60],
         description="When set, play whole rounds until a player's total reaches this score.",
     )
     dealer_rotation: Literal["per_round", "per_deal"] = Field(
@@ -82,8 +82,8 @@ class XeriOptions(GameOptions):
     )
     tiebreak: Literal["draw", "extra_round"] = Field(
         "draw",
-        description=f"Equal totals at the end: a draw, or extra rounds (at most {MAX_EXTRA_ROUNDS}) "
-        "until the totals differ, then a draw.",
+        description="Equal totals at the end: a draw, or extra rounds (at most "
+        f"{MAX_EXTRA_ROUNDS}) until the totals differ, then a draw.",
     )
 
 
@@ -99,7 +99,8 @@ class XeriState(GameState):
         summary="Greek fishing game: take the pile by matching its top card or with a jack; "
         "taking a lone card is a xeri worth 10 or 20.",
         variants=(
-            {"jack_xeri": "pisti_equal_rank_only", "xeri_on_last_card": False, "ten_of_diamonds": 3},
+            {"jack_xeri": "pisti_equal_rank_only", "xeri_on_last_card": False,
+             "ten_of_diamonds": 3},
             {"dealer_rotation": "per_deal", "redeal_if": "any_pair_or_top_jack",
              "uncaptured_leftover": "dealer"},
             {"target_score": 60, "tiebreak": "extra_round"},
@@ -294,8 +295,8 @@ class XeriState(GameState):
             )
         action = actions[seat]
         # Same test as `action in legal_actions(seat)` without building the list.
-        if not ((type(action) is dict or isinstance(action, Mapping)) and len(action) == 2 and action.get("type") == "play"
-                and action.get("card") in self.hands[seat]):
+        if not ((type(action) is dict or isinstance(action, Mapping)) and len(action) == 2
+                and action.get("type") == "play" and action.get("card") in self.hands[seat]):
             raise IllegalActionError(
                 f"illegal action for seat {seat}: {action!r}", seat=seat, action=action
             )
@@ -306,7 +307,7 @@ class XeriState(GameState):
         self._play(seat, actions[seat]["card"])
 
     def observation(self, seat: int) -> dict:
-        """What `seat` sees: its hand, the public table, this round's plays and past round results."""
+        """What `seat` sees: its hand, the table, this round's plays and past round results."""
         return {
             "game": "xeri",
             "seat": seat,
@@ -425,16 +426,13 @@ class XeriState(GameState):
     ) -> XeriState:
         """A game set to a chosen position inside a round (for tests, analysis and search bots).
 
-        Every one of the 52 cards must be placed exactly once among `hands`, `pile` (bottom first),
-        `stock` (next card dealt first; a multiple of 12 cards) and `captured` (plain captured piles,
-        no xeris). `dealer` deals the current deal; the seat to act follows from the hand sizes (the
-        seat holding more cards, else the non-dealer) and `to_act`, if given, must agree. Later
-        chance (new rounds) uses `seed`.
+        Every one of the 52 cards must be placed exactly once among `hands`, `pile` (bottom
+        first), `stock` (next card dealt first; a multiple of 12 cards) and `captured` (plain
+        captured piles, no xeris). `dealer` deals the current deal; the seat to act follows from
+        the hand sizes (the seat holding more cards, else the non-dealer) and `to_act`, if given,
+        must agree. Later chance (new rounds) uses `seed`.
         """
-        from arena.games import new_game
-
         game = new_game("xeri", options, 2, seed)
-        assert isinstance(game, XeriState)
         placed = [*hands[0], *hands[1], *pile, *stock, *captured[0], *captured[1]]
         if sorted(placed) != sorted(DECK):
             missing = sorted(set(DECK) - set(placed))

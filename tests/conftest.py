@@ -1,0 +1,55 @@
+"""Shared fixtures: an in-memory store, bot specs for real and misbehaving bots."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.players.base import BotSpec
+from arena.protocol import TimeControl
+from arena.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = ROOT / "bots"
+FAKES = Path(__file__).resolve().parent / "fakebots"
+
+
+@pytest.fixture
+def store() -> Store:
+    """A fresh in-memory Arena database."""
+    return Store(":memory:")
+
+
+def random_bot(name: str = "random", seed: int = 1) -> BotSpec:
+    """The real random bot as a subprocess."""
+    return BotSpec(name=name, command=(sys.executable, "random_bot.py", str(seed)), workdir=str(BOTS))
+
+
+def misbehaving(mode: str, when: int = 1, name: str | None = None) -> BotSpec:
+    """A scripted misbehaving subprocess bot (see fakebots/misbehaving_bot.py)."""
+    return BotSpec(name=name or f"bad-{mode}",
+                   command=(sys.executable, str(FAKES / "misbehaving_bot.py"), mode, str(when)),
+                   workdir=str(FAKES))
+
+
+class FirstLegal:
+    """In-process bot: always the first legal action."""
+
+    def choose(self, observation, legal_actions):
+        return legal_actions[0]
+
+
+class SeededRandom:
+    """In-process bot: a seeded random legal action."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+
+    def choose(self, observation, legal_actions):
+        return self.rng.choice(legal_actions)
+
+
+FAST = TimeControl(startup_ms=10_000, move_ms=3_000)

@@ -1,0 +1,52 @@
+"""The command line: commands call the library and turn domain errors into one-line exits."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from arena.cli import app
+from test_tournament import write_config
+
+runner = CliRunner()
+
+
+def test_run_then_ratings_and_failures(tmp_path):
+    db = tmp_path / "a.db"
+    config = write_config(tmp_path)
+    out = runner.invoke(app, ["run", str(config), "--db", str(db), "--executor", "serial", "-q"])
+    assert out.exit_code == 0, out.output
+    assert "xeri_heuristic" in out.output and "12 games in 3 matches" in out.output
+    out = runner.invoke(app, ["ratings", "--db", str(db), "--format", "json"])
+    rows = json.loads(out.output)
+    assert [r["rank"] for r in rows] == [1, 2, 3]
+    assert sum(r["games"] for r in rows) == 2 * 12
+    out = runner.invoke(app, ["ratings", "--db", str(db), "--format", "csv"])
+    assert out.output.splitlines()[0] == "rank,bot,rating,games,wins,draws,losses,score_pct"
+    out = runner.invoke(app, ["replay", "t1-r0-m0-d0-s0", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert "48 moves replayed" in out.output  # one Xeri round: 48 hand cards
+    out = runner.invoke(app, ["replay", "no-such-game", "--db", str(db)])
+    assert out.exit_code == 1 and "no game with id 'no-such-game'" in out.output
+
+
+def test_bad_config_is_a_one_line_error_with_exit_code_2(tmp_path):
+    config = tmp_path / "bad.toml"
+    config.write_text('game = "xeri"\nseats = 9\n')
+    out = runner.invoke(app, ["run", str(config), "--db", str(tmp_path / "a.db"), "--executor", "serial"])
+    assert out.exit_code == 2
+    assert "seats" in out.output and "9" in out.output
+
+
+def test_missing_database_and_tournament(tmp_path):
+    out = runner.invoke(app, ["ratings", "--db", str(tmp_path / "none.db")])
+    assert out.exit_code == 2 and "no database" in out.output
+
+
+def test_games_lists_every_game_with_options():
+    out = runner.invoke(app, ["games"])
+    assert out.exit_code == 0
+    for name in ("xeri", "crossfire", "crosswalk", "battlefield_cribbage"):
+        assert name in out.output
+    assert "jack_xeri" in out.output and "any_jack_20" in out.output

@@ -1,0 +1,131 @@
+"""The match runner: real subprocess bots, forfeits with recorded reasons, restarts, cleanup."""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import partial
+
+import pytest
+
+from arena.cards import derive_seed
+from arena.match import GamePlan, MatchSpec, run_match
+from arena.players.base import BotSpec
+from arena.protocol import TimeControl
+from arena.schedulers import seatings
+from conftest import FAST, FirstLegal, SeededRandom, misbehaving, random_bot
+
+
+def spec_for(bots, deals=1, time=FAST, max_failures=3, game="xeri", options=None):
+    """A match spec over `bots` with duplicate deals."""
+    plans = tuple(
+        GamePlan(f"m-d{d}-s{r}", i, d, r, derive_seed("test", d), seating)
+        for i, (d, r, seating) in enumerate(seatings(len(bots), deals, True))
+    )
+    return MatchSpec("m", game, options or {}, tuple(bots), plans, time, max_failures)
+
+
+def test_subprocess_bots_play_duplicate_deals():
+    result = run_match(spec_for([random_bot("a", 1), random_bot("b", 2)], deals=2))
+    assert [g.termination for g in result.games] == ["normal"] * 4
+    # Each deal is played twice with the seats swapped, from the same seed.
+    assert result.games[0].seed == result.games[1].seed != result.games[2].seed
+    assert result.games[0].seats == ["a", "b"] and result.games[1].seats == ["b", "a"]
+    for g in result.games:
+        assert sorted(g.ranks) in ([1, 2], [1, 1])
+        assert len(g.moves) == 96  # Xeri, 2 rounds: every one of 48 hand cards per round is played
+
+
+def test_in_process_bots_are_deterministic():
+    bots = [BotSpec("x", factory=partial(SeededRandom, 5)), BotSpec("y", factory=FirstLegal)]
+    a, b = run_match(spec_for(bots, deals=2)), run_match(spec_for(bots, deals=2))
+    assert [g.scores for g in a.games] == [g.scores for g in b.games]
+    assert [[m.action for m in g.moves] for g in a.games] == [[m.action for m in g.moves] for g in b.games]
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("crash", "crash"),
+    ("garbage", "bad_message"),
+    ("illegal", "illegal_action"),
+    ("wrong_type", "bad_message"),
+])
+def test_failures_forfeit_the_game_and_the_match_goes_on(mode, reason):
+    result = run_match(spec_for([misbehaving(mode, when=3), random_bot()], deals=1))
+    first, second = result.games
+    assert first.termination == reason and first.culprit == 0
+    assert first.ranks == [2, 1] and first.evidence
+    # The culprit is restarted for the next game, where it sits in seat 1 and fails again.
+    assert second.termination == reason and second.culprit == 1 and second.ranks == [1, 2]
+
+
+def test_timeout_is_a_forfeit_with_the_limit_as_evidence():
+    tc = TimeControl(startup_ms=10_000, move_ms=300)
+    result = run_match(spec_for([random_bot(), misbehaving("sleep", when=2)], deals=1, time=tc,
+                                max_failures=1))
+    first, second = result.games
+    assert first.termination == "timeout" and first.culprit == 1
+    assert "300 ms" in first.detail
+    # After one failure the budget (1) is spent: it forfeits the rest without being started.
+    assert second.termination == "failure_budget" and second.culprit == 0
+
+
+def test_startup_failure():
+    tc = TimeControl(startup_ms=300, move_ms=1000)
+    result = run_match(spec_for([misbehaving("no_ready"), random_bot()], time=tc, max_failures=1))
+    assert result.games[0].termination == "startup_failure"
+    assert result.games[0].culprit == 0 and result.games[0].moves == []
+
+
+def test_missing_executable_is_a_startup_failure():
+    bad = BotSpec("ghost", command=("/nonexistent/bot",), workdir="/")
+    result = run_match(spec_for([bad, random_bot()], max_failures=5))
+    assert {g.termination for g in result.games} == {"startup_failure"}
+    assert "/nonexistent/bot" in result.games[0].detail
+
+
+def test_stale_answers_are_discarded_not_applied():
+    result = run_match(spec_for([misbehaving("stale_then_ok", when=2), random_bot()]))
+    assert [g.termination for g in result.games] == ["normal", "normal"]
+
+
+def test_children_of_a_bot_do_not_outlive_the_match(tmp_path, monkeypatch):
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("ARENA_TEST_PIDFILE", str(pidfile))
+    spawner = BotSpec("spawner", command=misbehaving("spawn").command, workdir=misbehaving("spawn").workdir,
+                      env=(("ARENA_TEST_PIDFILE", str(pidfile)),))
+    result = run_match(spec_for([spawner, random_bot()]))
+    assert [g.termination for g in result.games] == ["normal", "normal"]
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert pids
+    deadline = time.time() + 5
+    while time.time() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+    assert not any(_alive(p) for p in pids)
+
+
+def test_stderr_is_kept_bounded():
+    result = run_match(spec_for([misbehaving("stderr"), random_bot()]))
+    log = result.logs["bad-stderr"]
+    assert "bytes dropped" in log and len(log) < 100_000
+
+
+def test_in_process_bot_exception_is_a_crash():
+    class Boom:
+        def choose(self, observation, legal_actions):
+            raise RuntimeError("kaboom")
+
+    result = run_match(spec_for([BotSpec("boom", factory=Boom), BotSpec("ok", factory=FirstLegal)]))
+    assert result.games[0].termination == "crash" and "kaboom" in result.games[0].detail
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purpose; it only waits for its parent to reap it.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False

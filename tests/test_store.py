@@ -1,0 +1,65 @@
+"""The SQLite store: schema, refusal of foreign databases, one transaction per match."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from arena.errors import StoreError
+from arena.match import GameRecord, MatchResult, Move
+from arena.store import Store
+
+
+def result(match_id="m", game_id="g"):
+    record = GameRecord(game_id, 0, 0, 0, 42, ["a", "b"], [[0], [1]], [10, 5], [1, 2], "normal",
+                        None, "", "", 3.5, [Move(0, 0, {"type": "play", "card": "AS"}, 1.0)])
+    return MatchResult(match_id, [record], {"a": "log line"}, 10.0)
+
+
+def test_record_and_read_back(store):
+    ids = {"a": store.add_bot("a", "1"), "b": store.add_bot("b", "1")}
+    tid = store.create_tournament("t", "xeri", "round_robin", 2, 1, {}, {}, list(ids.values()))
+    store.record_match(tid, 0, 0, "xeri", {"rounds": 2}, result(), ids)
+    assert store.recorded_matches(tid) == {"m"}
+    game = store.load_game("g")
+    assert game["seed"] == 42 and game["options"] == {"rounds": 2}
+    assert game["moves"][0]["action"] == {"type": "play", "card": "AS"}
+    assert [s["rank"] for s in game["seats"]] == [1, 2]
+    assert store.game_results(tid)[0]["seats"][0] == {"bot": "a", "team": 0, "score": 10, "rank": 1}
+
+
+def test_a_failed_match_write_leaves_nothing_behind(store):
+    ids = {"a": store.add_bot("a"), "b": store.add_bot("b")}
+    tid = store.create_tournament("t", "xeri", "round_robin", 2, 1, {}, {}, list(ids.values()))
+    store.record_match(tid, 0, 0, "xeri", {}, result(), ids)
+    with pytest.raises(sqlite3.IntegrityError):
+        store.record_match(tid, 0, 1, "xeri", {}, result("m2", "g"), ids)  # duplicate game id
+    assert store.recorded_matches(tid) == {"m"}
+    assert store.db["games"].count == 1
+
+
+def test_bots_are_registered_once_per_version(store):
+    assert store.add_bot("x", "1") == store.add_bot("x", "1") != store.add_bot("x", "2")
+
+
+def test_refuses_a_foreign_database(tmp_path):
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("create table people (name text)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="not an Arena database"):
+        Store(path)
+
+
+def test_file_database_uses_wal(tmp_path):
+    store = Store(tmp_path / "a.db")
+    assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
+
+
+def test_missing_tournament_is_a_store_error(store):
+    with pytest.raises(StoreError, match="no tournament yet"):
+        store.tournament()
+    with pytest.raises(StoreError, match="no tournament with id 9"):
+        store.tournament(9)
