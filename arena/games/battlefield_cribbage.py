@@ -786,26 +786,30 @@ class BattlefieldCribbageState(GameState):
         dealer: int = 0,
         to_act: int | None = None,
         face_up: Sequence[Sequence[bool]] | None = None,
-        crib: Sequence[str] = (),
+        crib: Sequence[str] | None = None,
         scores: Sequence[int] | None = None,
         first_turn_done: bool = True,
         went_out: int | None = None,
         final_turns: Sequence[int] = (),
     ) -> BattlefieldCribbageState:
         """A game at a chosen position, for tests and analysis: given slot cards, face-up flags
-        (default: all face down), line, draw pile (top first), face-down crib cards, per-side
-        scores and whose turn it is (default: the dealer's left, at the start of a turn). Every
-        card not placed is put out of play. Later rounds are dealt normally."""
+        (default: all face down), line, draw pile (top first), face-down crib cards (default: the
+        first unused cards in deck order), per-side scores and whose turn it is (default: the
+        dealer's left, at the start of a turn). Every other card is put out of play. Later rounds
+        are dealt normally."""
         from arena.games import new_game
 
         state = new_game("battlefield_cribbage", options, num_seats, seed=0)
         assert isinstance(state, cls)
         n = num_seats
-        used = [c for h in hands for c in h] + list(line) + list(draw_pile_top_first) + list(crib)
+        used = [c for h in hands for c in h] + list(line) + list(draw_pile_top_first)
+        if crib is None:
+            crib = [c for c in DECK if c not in set(used) and c != JOKER][:CRIB_DOWN[n]]
+        used += list(crib)
         if len(used) != len(set(used)) or not set(used) <= set(DECK):
             raise ValueError("from_position: cards must be distinct deck cards")
-        if len(hands) != n or any(len(h) != HAND for h in hands):
-            raise ValueError("from_position: one list of 5 cards per seat is needed")
+        if len(hands) != n or any(len(h) != HAND for h in hands) or len(crib) != CRIB_DOWN[n]:
+            raise ValueError("from_position: 5 cards per seat and 2/1/0 crib cards are needed")
         state.round = 1
         state.over = False
         state.end_reason = None
