@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,8 +94,9 @@ def run_match(spec: MatchSpec) -> MatchResult:
 class MatchRunner:
     """Plays the games of one match with one set of players, restarting failed bots."""
 
-    def __init__(self, spec: MatchSpec):
+    def __init__(self, spec: MatchSpec, wrap: Callable[[Player], Player] | None = None):
         self.spec = spec
+        self.wrap = wrap  # e.g. a transcript recorder around each player
         self.options = make_options(spec.game, spec.options)
         self.options_json = self.options.model_dump(mode="json")
         self.players: list[Player | None] = [None] * len(spec.bots)
@@ -216,6 +218,8 @@ class MatchRunner:
                 f"max_failures={self.spec.max_failures}",
             )
         player = make_player(self.spec.bots[b], self.spec.time)
+        if self.wrap:
+            player = self.wrap(player)
         self.players[b] = player
         await player.start()
 

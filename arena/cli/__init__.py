@@ -32,7 +32,7 @@ def main() -> None:
 
 def fail(exc: ArenaError) -> None:
     """Print a domain error as one line and exit: 2 for bad input, 1 otherwise."""
-    err_console.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+    err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
     raise typer.Exit(2 if isinstance(exc, ConfigError) else 1)
 
 
@@ -188,6 +188,43 @@ def schema(
 
     for path in write_schemas(out):
         console.print(f"wrote {path}")
+
+
+@app.command()
+def transcript(
+    game: Annotated[str, typer.Argument(help="Game name (see `arena games`).")],
+    seats: Annotated[int, typer.Option(min=2, max=4, help="Number of seats.")] = 2,
+    seed: Annotated[int, typer.Option(help="Deal seed.")] = 1,
+    option: Annotated[list[str], typer.Option("--option", "-o", help="Game option as key=JSON value.")] = [],
+    out: Annotated[Optional[Path], typer.Option(help="File to write (default: print).")] = None,
+) -> None:
+    """Record every protocol message of one game between random subprocess bots."""
+    from arena.transcripts import random_bots, record_transcript, write_transcript
+
+    try:
+        lines = record_transcript(game, random_bots(seats), parse_options(option), seed)
+    except ArenaError as exc:
+        fail(exc)
+    if out:
+        write_transcript(lines, out)
+        console.print(f"wrote {out}: {len(lines) - 1} messages")
+    else:
+        for line in lines:
+            print(json.dumps(line, separators=(",", ":")))
+
+
+def parse_options(pairs: list[str]) -> dict:
+    """Game options from `key=value` strings; the value is JSON, or a plain string."""
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected key=value, got {pair!r}", param_hint="--option")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
 
 
 def _open(db: Path):

@@ -23,7 +23,14 @@ from pydantic import Field, field_validator
 from arena.cards import JOKER, derive_seed, standard_deck
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import register
-from arena.games.base import JSON, GameOptions, GameState, GameType
+from arena.games.base import (
+    JSON,
+    GameOptions,
+    GameResult,
+    GameState,
+    GameType,
+    ranks_from_scores,
+)
 from arena.games.cribbage_scoring import (
     best_discards,
     ceasefire_score,
@@ -619,6 +626,13 @@ class BattlefieldCribbageState(GameState):
     def scores(self) -> list[float]:
         """Each seat's score (its team's score in team mode)."""
         return [self.pts[side] for side in self.side_of]
+
+    def result(self) -> GameResult:
+        """Scores per seat; ranks by side, so two teams rank 1 and 2 (not 1 and 3)."""
+        if not self.is_over():
+            raise IllegalActionError("the game is not over: no result yet")
+        side_ranks = ranks_from_scores(self.pts)
+        return GameResult(scores=self.scores(), ranks=[side_ranks[side] for side in self.side_of])
 
     def deck(self) -> list[str]:
         """The 52 standard cards and the joker."""

@@ -1,0 +1,48 @@
+"""The sample transcripts in protocol/transcripts stay true to the engines."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.errors import ArenaError
+from arena.games import game_names
+from arena.transcripts import check_transcript, random_bots, record_transcript
+
+FOLDER = Path(__file__).resolve().parent.parent / "protocol" / "transcripts"
+FILES = sorted(FOLDER.glob("*.jsonl"))
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_every_game_has_a_sample_transcript():
+    assert {load(p)[0]["game"] for p in FILES} >= set(game_names())
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_sample_transcript_replays_against_the_engine(path):
+    lines = load(path)
+    assert check_transcript(lines) > 0
+    kinds = [e["message"]["type"] for e in lines[1:]]
+    assert kinds[0] == "hello" and kinds[-1] == "bye"
+    assert {"ready", "game_start", "act", "action", "game_end"} <= set(kinds)
+
+
+def test_a_tampered_transcript_is_caught():
+    lines = load(FOLDER / "xeri.jsonl")
+    bad = copy.deepcopy(lines)
+    act = next(e for e in bad[1:] if e["message"]["type"] == "act")
+    act["message"]["observation"]["my_hand"] = ["AS"]
+    with pytest.raises(ArenaError, match="observation differs"):
+        check_transcript(bad)
+
+
+def test_recording_is_deterministic():
+    a = record_transcript("xeri", random_bots(2), {"rounds": 1}, seed=5)
+    b = record_transcript("xeri", random_bots(2), {"rounds": 1}, seed=5)
+    assert a == b
