@@ -26,7 +26,7 @@ import typing
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -200,7 +200,19 @@ def _leaked(text: str, hidden: Iterable[str]) -> list[str]:
     Exact and fast: inside JSON text a quote is either a string delimiter or escaped, so the quoted
     card (as json.dumps writes it) occurs only where some string equals the card.
     """
-    return sorted(c for c in hidden if json.dumps(c) in text)
+    needles = _NEEDLES
+    found = []
+    for card in hidden:
+        needle = needles.get(card)
+        if needle is None:
+            needle = needles[card] = json.dumps(card)
+        if needle in text:
+            found.append(card)
+    return sorted(found)
+
+
+# Card -> its JSON text, e.g. AS -> "AS" with the quotes (cards are few, the lookups many).
+_NEEDLES: dict[str, str] = {}
 
 
 def _first_diff(a: Any, b: Any, path: str = "$") -> str:
@@ -252,6 +264,16 @@ def random_chooser(seed: int) -> Chooser:
     return lambda step, seat, legal: rng.randrange(len(legal))
 
 
+class _Step(NamedTuple):
+    """What one step looked like, as JSON values after a round trip: for replays and clones."""
+
+    acting: list[int]
+    view: dict
+    observations: list[dict]
+    legal: list[list]
+    scores: list[float]
+
+
 class _Checker:
     """Plays and checks games of one (game, seats, options) case; raises ConformanceError."""
 
@@ -273,7 +295,6 @@ class _Checker:
         self.options = make_options(name, self.raw_options)
         self.probe_rate = probe_rate
         self.kept_clones = kept_clones
-        self.check_seed = check_seed
         self.skip = frozenset(skip)
         unknown = self.skip - SKIPPABLE
         if unknown:
@@ -287,8 +308,9 @@ class _Checker:
         self.step: int | None = None
         self.actions: list[dict] = []
 
-    # -- errors ---------------------------------------------------------------------------------
+    # -- helpers --------------------------------------------------------------------------------
     def fail(self, what: str) -> ConformanceError:
+        """A ConformanceError for `what`, naming the game, seats, options, seed and step."""
         opts = _options_key(self.raw_options) if self.raw_options else "{}"
         where = f" step={self.step}" if self.step is not None else ""
         msg = f"{self.name} seats={self.num_seats} options={opts} seed={self.seed}{where}: {what}"
@@ -314,8 +336,8 @@ class _Checker:
         except Exception as exc:
             raise self.fail(f"{what} raised {type(exc).__name__}: {exc}") from exc
 
-    def roundtrip(self, what: str, value: Any) -> str:
-        """The JSON text of `value`; fails unless it loads back equal (no tuples, int keys, NaN)."""
+    def roundtrip(self, what: str, value: Any) -> tuple[str, Any]:
+        """JSON text and reloaded value; fails unless it loads back equal (tuples, int keys, NaN)."""
         try:
             text = json.dumps(value, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -323,7 +345,13 @@ class _Checker:
         back = json.loads(text)
         if back != value:
             raise self.fail(f"{what} changes in a JSON round trip: {_first_diff(value, back)}")
-        return text
+        return text, back
+
+    def same_view(self, state: GameState, view: dict, what: str) -> None:
+        """Fail with the first difference unless state.full_view() equals `view`."""
+        now = self.call("full_view()", state.full_view)
+        if now != view:
+            raise self.fail(f"{what}: {_first_diff(view, now)}")
 
     # -- one game -------------------------------------------------------------------------------
     def new(self, seed: int) -> GameState:
@@ -336,55 +364,54 @@ class _Checker:
         state = self.new(seed)
         deck = self.check_deck(state)
         teams = self.check_teams(state)
-        self.initial_deals.append(json.dumps(self.call("card_zones()", state.card_zones), sort_keys=True))
-        records: list[tuple] = []
+        zones = self.call("card_zones()", state.card_zones)
+        self.initial_deals.append(json.dumps(zones, sort_keys=True, default=str))
+        steps: list[_Step] = []
         kept: list[tuple[int, GameState]] = []
         history: dict[int, list] = {s: [] for s in range(self.num_seats)}
-        step = probes = 0
+        probes = 0
         while True:
-            self.step = step
-            record, legal = self.check_step(state, deck, teams)
-            records.append(record)
-            acting = record[0]
+            self.step = len(steps)
+            record = self.check_step(state, deck, teams)
+            steps.append(record)
+            acting = record.acting
             if not acting:
                 break
-            if step >= self.max_steps:
+            if self.step >= self.max_steps:
                 raise self.fail(f"not over after max_steps={self.max_steps} steps")
-            fv_text = record[1]
             rng_state = state.rng.getstate()
             self.check_no_result(state)
             probing = probe_rng.random() < self.probe_rate
             if probing and "illegal" not in self.skip:
-                self.probe_illegal(state, acting, legal, history, fv_text, rng_state)
+                self.probe_illegal(state, record, history, rng_state)
             if probing and "clone" not in self.skip:
-                self.probe_clone(state, fv_text, rng_state, probe_rng)
+                self.probe_clone(state, record.view, rng_state, probe_rng)
                 # Keep a few clones, spread over the game (reservoir sampling), to replay later.
                 probes += 1
                 if len(kept) < self.kept_clones:
-                    kept.append((step, self.call("clone()", state.clone)))
+                    kept.append((self.step, self.call("clone()", state.clone)))
                 elif probe_rng.random() < self.kept_clones / probes:
-                    kept[probe_rng.randrange(len(kept))] = (step, self.call("clone()", state.clone))
+                    kept[probe_rng.randrange(len(kept))] = (self.step, state.clone())
             actions = {}
             for seat in acting:
-                index = choose(step, seat, legal[seat])
-                if not 0 <= index < len(legal[seat]):
-                    raise self.fail(f"chooser gave index {index} of {len(legal[seat])} actions")
-                # A copy, so that scribbling over returned lists cannot touch the chosen action.
-                actions[seat] = json.loads(json.dumps(legal[seat][index]))
+                options = record.legal[seat]
+                index = choose(self.step, seat, options)
+                if not 0 <= index < len(options):
+                    raise self.fail(f"chooser gave index {index} of {len(options)} actions")
+                actions[seat] = options[index]
             if probing and "aliasing" not in self.skip:
                 self.probe_aliasing(state, record, rng_state)
             self.call(f"apply({actions!r})", state.apply, actions)
             self.actions.append(actions)
             for seat, action in actions.items():
                 history[seat].append(action)
-            step += 1
             self.report.steps += 1
-        self.check_illegal_after_end(state, records[-1][1])
+        self.check_illegal_after_end(state, steps[-1].view)
         result = self.check_result(state, teams)
         if "replay" not in self.skip:
-            self.check_replay(seed, records, result)
+            self.check_replay(seed, steps, result)
         for start, clone in sorted(kept, key=lambda k: k[0]):
-            self.check_kept_clone(clone, start, records, result)
+            self.check_kept_clone(clone, start, steps, result)
         self.report.games += 1
         self.step = None
 
@@ -404,8 +431,8 @@ class _Checker:
             raise self.fail(f"teams() {teams} is not a partition of seats 0..{self.num_seats - 1}")
         return [list(t) for t in teams]
 
-    def check_step(self, state: GameState, deck: list[str], teams: list[list[int]]) -> tuple:
-        """The per-step invariants; returns the step's record (for replays) and the legal actions."""
+    def check_step(self, state: GameState, deck: list[str], teams: list[list[int]]) -> _Step:
+        """The invariants that hold at every step; returns the step's record."""
         n = self.num_seats
         acting = self.call("to_act()", state.to_act)
         if not isinstance(acting, list) or any(
@@ -419,19 +446,16 @@ class _Checker:
         if len(acting) > 1 and not self.cls.game_type.simultaneous:
             raise self.fail(f"to_act() = {acting} but the game type is not simultaneous")
 
-        fv_text = self.roundtrip("full_view()", self.call("full_view()", state.full_view))
+        _, view = self.roundtrip("full_view()", self.call("full_view()", state.full_view))
+        self.check_accounting(self.call("card_zones()", state.card_zones), deck)
 
-        zones = self.call("card_zones()", state.card_zones)
-        self.check_accounting(zones, deck)
-
-        legal: dict[int, list] = {}
-        legal_texts = []
+        legal_lists = []
         for seat in range(n):
-            actions = self.call(f"legal_actions({seat})", state.legal_actions, seat)
             what = f"legal_actions({seat})"
-            legal_texts.append(self.roundtrip(what, actions))
+            actions = self.call(what, state.legal_actions, seat)
             if not isinstance(actions, list):
                 raise self.fail(f"{what} is not a list: {_short(actions)}")
+            legal_lists.append(self.roundtrip(what, actions)[1])
             if seat in acting:
                 if not actions:
                     raise self.fail(f"seat {seat} must act but has no legal action")
@@ -442,18 +466,18 @@ class _Checker:
                 if len(set(texts)) != len(texts):
                     dupes = sorted(t for t, k in Counter(texts).items() if k > 1)
                     raise self.fail(f"{what} lists an action twice: {dupes[0]}")
-                legal[seat] = actions
             elif actions:
                 raise self.fail(f"seat {seat} is not to act but has legal actions {_short(actions)}")
 
         deck_set = set(deck)
-        obs_texts = []
+        observations = []
         for seat in range(n):
-            obs = self.call(f"observation({seat})", state.observation, seat)
             what = f"observation({seat})"
-            obs_texts.append(self.roundtrip(what, obs))
+            obs = self.call(what, state.observation, seat)
             if not isinstance(obs, dict):
-                raise self.fail(f"{what} is not a JSON object")
+                raise self.fail(f"{what} is not a JSON object: {_short(obs)}")
+            text, back = self.roundtrip(what, obs)
+            observations.append(back)
             if obs.get("game") != self.name or obs.get("seat") != seat:
                 raise self.fail(
                     f"{what} must hold \"game\": {self.name!r} and \"seat\": {seat}, "
@@ -467,13 +491,13 @@ class _Checker:
             stray = hidden - deck_set
             if stray:
                 raise self.fail(f"hidden_from({seat}) has cards not in deck(): {sorted(stray)}")
-            leaked = _leaked(obs_texts[-1], hidden)
+            leaked = _leaked(text, hidden)
             if leaked:
                 raise self.fail(f"{what} leaks cards hidden from seat {seat}: {leaked}")
 
         scores = self.call("scores()", state.scores)
         self.check_scores("scores()", scores, teams)
-        return (acting, fv_text, tuple(obs_texts), tuple(legal_texts), json.dumps(scores)), legal
+        return _Step(list(acting), view, observations, legal_lists, list(scores))
 
     def check_accounting(self, zones: Any, deck: list[str]) -> None:
         if not isinstance(zones, dict) or not all(
@@ -516,7 +540,7 @@ class _Checker:
 
     # -- illegal actions --------------------------------------------------------------------------
     def expect_refusal(
-        self, state: GameState, actions: dict, what: str, fv_text: str, rng_state: tuple
+        self, state: GameState, actions: dict, what: str, view: dict, rng_state: tuple
     ) -> None:
         """`apply(actions)` must raise IllegalActionError and leave full_view and the RNG unchanged."""
         self.count("illegal")
@@ -531,53 +555,44 @@ class _Checker:
             ) from exc
         else:
             raise self.fail(f"{what}: apply({_short(actions)}) was accepted")
-        after = json.dumps(self.call("full_view()", state.full_view), allow_nan=False)
-        if after != fv_text:
-            diff = _first_diff(json.loads(fv_text), json.loads(after))
-            raise self.fail(f"{what}: refused apply({_short(actions)}) changed the state: {diff}")
+        self.same_view(state, view, f"{what}: refused apply({_short(actions)}) changed the state")
         if state.rng.getstate() != rng_state:
             raise self.fail(f"{what}: refused apply({_short(actions)}) advanced the game RNG")
 
     def probe_illegal(
-        self,
-        state: GameState,
-        acting: list[int],
-        legal: dict[int, list],
-        history: dict[int, list],
-        fv_text: str,
-        rng_state: tuple,
+        self, state: GameState, record: _Step, history: dict[int, list], rng_state: tuple
     ) -> None:
         """Try the illegal submissions a buggy or hostile bot might make."""
+        acting, view, legal = record.acting, record.view, record.legal
         base = {s: legal[s][0] for s in acting}
         for seat in acting:
             bogus = {**base, seat: BOGUS_ACTION}
-            self.expect_refusal(state, bogus, f"made-up action for seat {seat}", fv_text, rng_state)
+            self.expect_refusal(state, bogus, f"made-up action for seat {seat}", view, rng_state)
 
             pool = [a for s in acting if s != seat for a in legal[s]]
             pool += [a for s, past in history.items() if s != seat for a in past[-8:]]
             foreign = next((a for a in pool if a not in legal[seat]), None)
             if foreign is not None:
                 actions = {**base, seat: foreign}
-                self.expect_refusal(
-                    state, actions, f"another seat's action for seat {seat}", fv_text, rng_state
-                )
+                what = f"another seat's action for seat {seat}"
+                self.expect_refusal(state, actions, what, view, rng_state)
 
             missing = {s: a for s, a in base.items() if s != seat}
-            self.expect_refusal(state, missing, f"no action for acting seat {seat}", fv_text, rng_state)
+            self.expect_refusal(state, missing, f"no action for acting seat {seat}", view, rng_state)
 
         idle = [s for s in range(self.num_seats) if s not in acting] + [self.num_seats]
         for seat in idle[:2]:
             extra = {**base, seat: base[acting[0]]}
-            self.expect_refusal(state, extra, f"an action for seat {seat}, not to act", fv_text, rng_state)
+            self.expect_refusal(state, extra, f"an action for seat {seat}, not to act", view, rng_state)
 
-    def check_illegal_after_end(self, state: GameState, fv_text: str) -> None:
+    def check_illegal_after_end(self, state: GameState, view: dict) -> None:
         self.step = len(self.actions)
         rng_state = state.rng.getstate()
-        self.expect_refusal(state, {0: BOGUS_ACTION}, "an action after the end", fv_text, rng_state)
+        self.expect_refusal(state, {0: BOGUS_ACTION}, "an action after the end", view, rng_state)
 
     # -- clones and aliasing ----------------------------------------------------------------------
     def probe_clone(
-        self, state: GameState, fv_text: str, rng_state: tuple, probe_rng: random.Random
+        self, state: GameState, view: dict, rng_state: tuple, probe_rng: random.Random
     ) -> None:
         """A clone equals the original, and playing it on leaves the original untouched.
 
@@ -587,17 +602,15 @@ class _Checker:
         self.count("clone")
         clone = self.call("clone()", state.clone)
         if clone is state or type(clone) is not type(state):
-            raise self.fail(f"clone() returned {type(clone).__name__} {'itself' if clone is state else ''}")
-        if json.dumps(self.call("clone().full_view()", clone.full_view)) != fv_text:
-            diff = _first_diff(json.loads(fv_text), clone.full_view())
-            raise self.fail(f"clone() differs from the original: {diff}")
+            raise self.fail(f"clone() returned {'the original itself' if clone is state else type(clone)}")
+        self.same_view(clone, view, "clone() differs from the original")
         if clone.rng.getstate() != rng_state:
             raise self.fail("clone() has another RNG state than the original")
         choose = random_chooser(probe_rng.getrandbits(64))
-        horizon = self.max_steps if probe_rng.random() < 0.125 else CLONE_STEPS
+        to_end = probe_rng.random() < 0.125
         steps = 0
-        while steps < horizon or horizon == self.max_steps:
-            acting = self.call("clone to_act()", clone.to_act)
+        while to_end or steps < CLONE_STEPS:
+            acting = self.call("to_act() on a clone", clone.to_act)
             if not acting:
                 break
             if steps >= self.max_steps:
@@ -606,7 +619,7 @@ class _Checker:
                 )
             actions = {}
             for seat in acting:
-                options = self.call("clone legal_actions()", clone.legal_actions, seat)
+                options = self.call("legal_actions() on a clone", clone.legal_actions, seat)
                 if not options:
                     raise self.fail(
                         f"a clone played randomly for {steps} steps reached a state where "
@@ -615,61 +628,54 @@ class _Checker:
                 actions[seat] = options[choose(steps, seat, options)]
             self.call(f"apply({actions!r}) on a clone", clone.apply, actions)
             steps += 1
-        after = json.dumps(self.call("full_view()", state.full_view))
-        if after != fv_text:
-            diff = _first_diff(json.loads(fv_text), json.loads(after))
-            raise self.fail(f"playing a clone for {steps} steps changed the original: {diff}")
+        self.same_view(state, view, f"playing a clone for {steps} steps changed the original")
         if state.rng.getstate() != rng_state:
             raise self.fail("playing a clone changed the original's RNG (shared random.Random?)")
 
-    def probe_aliasing(self, state: GameState, record: tuple, rng_state: tuple) -> None:
+    def probe_aliasing(self, state: GameState, record: _Step, rng_state: tuple) -> None:
         """Scribbling over returned observations and action lists must not change the game.
 
         In-process bots receive these objects; one that sorts or shuffles its hand or its legal
         actions in place must not reach into the game's own lists.
         """
         self.count("aliasing")
-        _, fv_text, obs_texts, legal_texts, _ = record
         for seat in range(self.num_seats):
             for what, fn, before in (
-                (f"observation({seat})", state.observation, obs_texts[seat]),
-                (f"legal_actions({seat})", state.legal_actions, legal_texts[seat]),
+                (f"observation({seat})", state.observation, record.observations[seat]),
+                (f"legal_actions({seat})", state.legal_actions, record.legal[seat]),
             ):
                 _mutate(self.call(what, fn, seat))
-                after = json.dumps(self.call(what, fn, seat))
-                full = json.dumps(self.call("full_view()", state.full_view))
-                if after != before or full != fv_text:
+                after = self.call(what, fn, seat)
+                full = self.call("full_view()", state.full_view)
+                if after != before or full != record.view:
                     diff = (
-                        f"{what} {_first_diff(json.loads(before), json.loads(after))}"
+                        f"{what} {_first_diff(before, after)}"
                         if after != before
-                        else f"full_view {_first_diff(json.loads(fv_text), json.loads(full))}"
+                        else f"full_view {_first_diff(record.view, full)}"
                     )
                     raise self.fail(
-                        f"changing the list returned by {what} in place changed the game "
+                        f"changing the value returned by {what} in place changed the game "
                         f"(return copies, not internal lists): {diff}"
                     )
         if state.rng.getstate() != rng_state:
             raise self.fail("observation() or legal_actions() advanced the game RNG")
 
     def check_kept_clone(
-        self, clone: GameState, start: int, records: list[tuple], result: GameResult
+        self, clone: GameState, start: int, steps: list[_Step], result: GameResult
     ) -> None:
         """A clone kept at `start` while the original played on replays the same game."""
         self.count("kept_clone")
         for i, actions in enumerate(self.actions[start:], start):
             self.step = i
-            fv = json.dumps(self.call("full_view() of a kept clone", clone.full_view))
-            if fv != records[i][1]:
-                diff = _first_diff(json.loads(records[i][1]), json.loads(fv))
-                raise self.fail(
-                    f"a clone taken at step {start}, given the same actions as the original, "
-                    f"differs at step {i} (state shared with the original?): {diff}"
-                )
+            self.same_view(
+                clone,
+                steps[i].view,
+                f"a clone taken at step {start}, given the same actions as the original, differs "
+                f"at step {i} (state shared with the original?)",
+            )
             self.call(f"apply({actions!r}) on a kept clone", clone.apply, actions)
         self.step = len(self.actions)
-        if json.dumps(clone.full_view()) != records[-1][1]:
-            diff = _first_diff(json.loads(records[-1][1]), clone.full_view())
-            raise self.fail(f"a clone taken at step {start} ends differently: {diff}")
+        self.same_view(clone, steps[-1].view, f"a clone taken at step {start} ends differently")
         if self.call("result() of a kept clone", clone.result) != result:
             raise self.fail(f"a clone taken at step {start} ends with another result")
 
@@ -696,6 +702,7 @@ class _Checker:
                     f"= {final}/{ranks_from_scores(final)}"
                 )
         else:
+            # A game with a tiebreak rule may order tied scores, never invert different ones.
             for i in range(n):
                 for j in range(n):
                     if scores[i] > scores[j] and ranks[i] > ranks[j]:
@@ -708,35 +715,37 @@ class _Checker:
                 raise self.fail(f"result().ranks = {ranks}: team {team} members have different ranks")
         return result
 
-    def check_replay(self, seed: int, records: list[tuple], result: GameResult) -> None:
+    def check_replay(self, seed: int, steps: list[_Step], result: GameResult) -> None:
         """Same seed and actions: the same full views, observations, legal actions and result."""
         self.count("replay")
         state = self.new(seed)
+        what = "a replay of the same seed and actions differs"
         for i, actions in enumerate(self.actions):
             self.step = i
-            self.compare_record(state, records[i], "a replay of the same seed and actions")
-            self.call(f"replay apply({actions!r})", state.apply, actions)
+            self.compare_step(state, steps[i], what)
+            self.call(f"apply({actions!r}) in a replay", state.apply, actions)
         self.step = len(self.actions)
-        self.compare_record(state, records[-1], "a replay of the same seed and actions")
-        if self.call("result()", state.result) != result:
-            raise self.fail(f"a replay ends with {state.result()} instead of {result}")
+        self.compare_step(state, steps[-1], what)
+        replayed = self.call("result() in a replay", state.result)
+        if replayed != result:
+            raise self.fail(f"{what}: result {replayed} instead of {result}")
 
-    def compare_record(self, state: GameState, record: tuple, what: str) -> None:
-        acting, fv_text, obs_texts, legal_texts, scores_text = record
-        if state.to_act() != acting:
-            raise self.fail(f"{what} has to_act() {state.to_act()} instead of {acting}")
-        fv = json.dumps(state.full_view())
-        if fv != fv_text:
-            raise self.fail(f"{what} differs: full_view {_first_diff(json.loads(fv_text), json.loads(fv))}")
+    def compare_step(self, state: GameState, record: _Step, what: str) -> None:
+        acting = self.call("to_act()", state.to_act)
+        if acting != record.acting:
+            raise self.fail(f"{what}: to_act() {acting} instead of {record.acting}")
+        self.same_view(state, record.view, f"{what}: full_view")
         for seat in range(self.num_seats):
-            obs = json.dumps(state.observation(seat))
-            if obs != obs_texts[seat]:
-                diff = _first_diff(json.loads(obs_texts[seat]), json.loads(obs))
-                raise self.fail(f"{what} differs: observation({seat}) {diff}")
-            if json.dumps(state.legal_actions(seat)) != legal_texts[seat]:
-                raise self.fail(f"{what} differs: legal_actions({seat})")
-        if json.dumps(state.scores()) != scores_text:
-            raise self.fail(f"{what} differs: scores() {state.scores()} instead of {scores_text}")
+            obs = self.call(f"observation({seat})", state.observation, seat)
+            if obs != record.observations[seat]:
+                diff = _first_diff(record.observations[seat], obs)
+                raise self.fail(f"{what}: observation({seat}) {diff}")
+            legal = self.call(f"legal_actions({seat})", state.legal_actions, seat)
+            if legal != record.legal[seat]:
+                raise self.fail(f"{what}: legal_actions({seat}) {_first_diff(record.legal[seat], legal)}")
+        scores = self.call("scores()", state.scores)
+        if scores != record.scores:
+            raise self.fail(f"{what}: scores() {scores} instead of {record.scores}")
 
     def check_deals_differ(self) -> None:
         """Different seeds must (almost always) deal differently: is the seed used at all?"""

@@ -738,15 +738,19 @@ def _bot_match(n, team, games, target):
                 action = rng.choice(legal)
             g.apply({seat: action})
         ranks = g.result().ranks
-        best = [s for s in range(n) if ranks[s] == 1]
-        if all(s in bot_seats for s in best):
-            wins += 1 if len(best) == len([s for s in best]) else 0.5
+        best = {s for s in range(n) if ranks[s] == 1}
+        if best <= bot_seats:
+            wins += 1
+        elif best & bot_seats:
+            wins += 0.5
     return wins / games
 
 
+# The bot games use target 61 (half a game) to keep the file fast; measured win rates at 61 were
+# 0.91 (2 players) and 0.98 (teams), and 0.98 / 1.00 at the full 121.
 def test_bot_beats_random_two_players():
-    assert _bot_match(2, False, 100, 61) >= 0.75
+    assert _bot_match(2, False, 100, 61) >= 0.8
 
 
 def test_bot_team_beats_random_team():
-    assert _bot_match(4, True, 60, 61) >= 0.75
+    assert _bot_match(4, True, 100, 61) >= 0.85

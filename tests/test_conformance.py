@@ -555,7 +555,7 @@ BROKEN = [
     (TupleObservationToy, {}, r"observation\(0\) changes in a JSON round trip: \$\.hand_sizes"),
     (IntKeyObservationToy, {}, r"observation\(0\) changes in a JSON round trip: \$\.sizes\.0: only before"),
     (NoSeatObservationToy, {}, r"observation\(0\) must hold \"game\": .* and \"seat\": 0"),
-    (AliasedObservationToy, {}, r"changing the list returned by observation\(0\) in place changed the game"),
+    (AliasedObservationToy, {}, r"changing the value returned by observation\(0\) in place changed the game"),
     (ShortMaxStepsToy, {}, r"not over after max_steps=5 steps"),
     (EarlyResultToy, {}, r"result\(\) before the end returned a result"),
     (HiddenStrayToy, {}, r"hidden_from\(0\) has cards not in deck\(\): \['ZZ'\]"),

@@ -667,9 +667,10 @@ class BattlefieldCribbageState(GameState):
     # -- JSON views -----------------------------------------------------------------------------------
     @staticmethod
     def _unlink(log: tuple | None) -> list[dict]:
+        """The events of a linked log, oldest first, as fresh copies (the log itself is shared)."""
         items = []
         while log is not None:
-            items.append(log[0])
+            items.append({k: list(v) if isinstance(v, list) else v for k, v in log[0].items()})
             log = log[1]
         items.reverse()
         return items

@@ -131,7 +131,7 @@ def _match_outcome(
         if relative:
             moves[colour] = min(TRACK_END, pawns[colour] + distance)
         else:
-            moves[colour] = distance
+            moves[colour] = max(1, distance)
     return lead, top, moves
 
 
