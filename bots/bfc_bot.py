@@ -72,13 +72,15 @@ def _with(ranks: tuple[int, ...], r: int) -> tuple[int, ...]:
 
 @lru_cache(maxsize=None)
 def hand_value(known: tuple[int, ...], unknown: int) -> float:
-    """Expected rank-only show value: known face-up ranks (sorted) plus `unknown` face-down slots."""
+    """Expected rank-only show value: known face-up ranks (sorted) + `unknown` face-down slots."""
     if 0 in known:
         return KILLED
     total = 0.0
     if unknown == 0:
         for c in range(1, 14):
-            total += max(rank_points(_with(known[:i] + known[i + 1:], c)) for i in range(len(known)))
+            total += max(
+                rank_points(_with(known[:i] + known[i + 1:], c)) for i in range(len(known))
+            )
         return total / 13
     if unknown == 1:
         for u in range(1, 14):
@@ -195,7 +197,8 @@ class View:
     def danger(self, line: list[int], total: int) -> float:
         """What the next seat could score at once on this line (0 if it is a partner)."""
         nxt = (self.me + 1) % self.n
-        if self.friend(nxt) or (self.went_out is not None and not self.obs["final_turns_remaining"][1:]):
+        last_turn = self.went_out is not None and not self.obs["final_turns_remaining"][1:]
+        if self.friend(nxt) or last_turn:
             return 0.0
         best = 0
         known = [rank(c) for c in self.slots[nxt] if c is not None]
@@ -314,22 +317,29 @@ def _draw_value(view: View, final: bool) -> float:
 
 
 def _crib_discard(view: View, legal_actions: list) -> dict:
-    """Feed the own side's crib, starve an opponent's; the hand score is the same for every choice."""
+    """Feed the own side's crib, starve an opponent's; under hand_choice "free" also keep the best
+    four (under "must_maximize" every legal discard scores the hand the same)."""
     obs = view.obs
     own_crib = view.friend(obs["dealer"])
     common = obs.get("common_card")
     five = view.slots[view.me]
     crib = [rank(c) for c in obs["crib"]["face_up"]]
+    free = obs.get("options", {}).get("hand_choice") == "free"
+    killed = JOKER in five or common == JOKER
     best, best_value = None, None
     for action in legal_actions:
-        card = five[action["slot"]]
-        r = rank(card)
+        k = action["slot"]
+        r = rank(five[k])
         cards = crib + [r] + ([rank(common)] if common else [])
         if 0 in cards:
             worth = -5.0
         else:
             worth = float(rank_points(tuple(sorted(cards))[:5])) + (2 if r == 5 else 0)
         value = worth if own_crib else -worth
+        if free and not killed and common:
+            kept = [rank(c) for i, c in enumerate(five) if i != k] + [rank(common)]
+            nobs = any(c == "J" + common[1] for i, c in enumerate(five) if i != k)
+            value += 2 * (rank_points(tuple(sorted(kept))) + nobs)
         if best_value is None or value > best_value:
             best, best_value = action, value
     return best

@@ -7,6 +7,8 @@ optional partnerships); each broken subclass breaks one part of the contract and
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import random
 from collections.abc import Mapping
 from typing import Literal
@@ -25,7 +27,7 @@ from arena.conformance import (
     option_sets,
 )
 from arena.errors import ArenaError, GameOptionsError
-from arena.games import GAMES, GameOptions, GameState, GameType, register
+from arena.games import GAMES, GameOptions, GameState, GameType, game_names, get_game, new_game, register
 from arena.games.base import ranks_from_scores
 
 TOY = "toy_conformance"
@@ -632,3 +634,81 @@ def test_result_before_the_end_must_raise_an_arena_error(toy):
 
     toy()
     _fails(IndexErrorResultToy, match=r"before the end raised IndexError instead of an ArenaError")
+
+
+# -- every registered game ------------------------------------------------------------------------
+#
+# Games differ a hundredfold in cost (a Crossfire game is 15 moves, a four-seat Battlefield Cribbage
+# game 400 moves with observations of several kilobytes), so each case gets a budget of work rather
+# than a number of games. A game's work is estimated once per seat count from one plain game:
+# steps x (seats + 1) + observation characters / 1000; checking costs about 150 µs per unit. Default
+# options get ten times the budget of an option variant. Together: about two thousand checked games.
+
+DEFAULT_BUDGET = 40_000
+VARIANT_BUDGET = 4_000
+HYPOTHESIS_BUDGET = 10_000
+MAX_GAMES = 500
+
+
+@functools.cache
+def work_units(name: str, seats: int) -> int:
+    """The estimated checking work of one game with default options (deterministic)."""
+    state = new_game(name, None, seats, 0)
+    rng = random.Random(0)
+    steps = chars = 0
+    while state.to_act() and steps < 100_000:
+        chars += sum(len(json.dumps(state.observation(s))) for s in range(seats))
+        state.apply({s: rng.choice(state.legal_actions(s)) for s in state.to_act()})
+        steps += 1
+    return max(1, steps * (seats + 1) + chars // 1000)
+
+
+def games_for(name: str, seats: int, budget: int) -> int:
+    """How many games a case of this budget plays: at least one."""
+    return max(1, min(MAX_GAMES, budget // work_units(name, seats)))
+
+
+CASES = cases()
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+def test_registered_game_conforms(case):
+    name, seats, options = case
+    if options:
+        report = check_game(name, seats, options, games=games_for(name, seats, VARIANT_BUDGET), probe_rate=0.1)
+    else:
+        # One game with every probe at every step, then many with a fifth of the steps probed.
+        full = check_game(name, seats, games=1, seed=1, probe_rate=1.0)
+        assert full.probes["illegal"] >= full.steps
+        report = check_game(name, seats, games=games_for(name, seats, DEFAULT_BUDGET), probe_rate=0.2)
+    assert report.games == games_for(name, seats, VARIANT_BUDGET if options else DEFAULT_BUDGET)
+    assert report.steps >= report.games and report.probes.get("replay") == report.games
+
+
+def test_every_registered_game_is_covered():
+    names = game_names()
+    assert {"xeri", "crossfire", "crosswalk", "battlefield_cribbage"} <= set(names)
+    for name in names:
+        for seats in get_game(name).game_type.seat_counts:
+            assert (name, seats, {}) in CASES
+        for variant in get_game(name).game_type.variants:
+            assert any(c[0] == name and c[2] == dict(variant) for c in CASES), (name, variant)
+
+
+GAME_SEATS = [(n, s) for n in game_names() for s in get_game(n).game_type.seat_counts]
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("name,seats", GAME_SEATS, ids=[f"{n}-{s}p" for n, s in GAME_SEATS])
+def test_registered_game_under_hypothesis(name, seats):
+    examples = max(3, min(30, HYPOTHESIS_BUDGET // work_units(name, seats)))
+    report = hypothesis_check(name, seats, max_examples=examples, probe_rate=0.05, derandomize=True)
+    assert report.games == examples
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("name", game_names())
+def test_registered_game_is_independent_of_hash_seed(name):
+    seats = max(get_game(name).game_type.seat_counts)
+    assert check_cross_process(name, seats, games=2) > 2

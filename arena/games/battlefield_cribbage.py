@@ -23,14 +23,7 @@ from pydantic import Field, field_validator
 from arena.cards import JOKER, derive_seed, standard_deck
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import register
-from arena.games.base import (
-    JSON,
-    GameOptions,
-    GameResult,
-    GameState,
-    GameType,
-    ranks_from_scores,
-)
+from arena.games.base import JSON, GameOptions, GameState, GameType
 from arena.games.cribbage_scoring import (
     best_discards,
     ceasefire_score,
@@ -144,7 +137,8 @@ class BattlefieldCribbageOptions(GameOptions):
         if value == "snapshot_repeat" or _STANDOFF_K.fullmatch(value):
             return value
         raise ValueError(
-            "expected 'snapshot_repeat' or 'max_line_takes_without_draw:K' with K a positive integer"
+            "expected 'snapshot_repeat' or 'max_line_takes_without_draw:K' "
+            "with K a positive integer"
         )
 
 
@@ -157,8 +151,9 @@ class BattlefieldCribbageState(GameState):
         title="Battlefield Cribbage",
         seat_counts=(2, 3, 4),
         options_model=BattlefieldCribbageOptions,
-        summary="Cribbage with blind face-down hands: draw or take the line end, replace slots, peg "
-        "15s, 31s, pairs and runs on an open line, then show the best four of five; the joker kills.",
+        summary="Cribbage with blind face-down hands: draw or take the line end, replace slots, "
+        "peg 15s, 31s, pairs and runs on an open line, then show the best four of five; the joker "
+        "kills.",
         variants=(
             {"team_mode": True},
             {
@@ -195,9 +190,9 @@ class BattlefieldCribbageState(GameState):
 
     @classmethod
     def max_steps(cls, options: BattlefieldCribbageOptions, num_seats: int) -> int:
-        """Rounds are capped at MAX_ROUNDS; a round has at most TURN_CAP free turns, then forced
-        draws until the pile is down to 2 and a flip; a turn is at most 2 steps, plus one reveal
-        and one crib discard per seat."""
+        """MAX_ROUNDS rounds of at most (TURN_CAP + pile size) turns of 2 steps, + reveals, discards."""
+        # After TURN_CAP turns every turn must draw (the pile shrinks) or flip (the round ends), and
+        # a turn is at most two steps; each seat adds one reveal and one crib discard per round.
         turns = TURN_CAP + PILE_SIZE[num_seats]
         return MAX_ROUNDS * (2 * turns + 2 * num_seats)
 
@@ -227,7 +222,7 @@ class BattlefieldCribbageState(GameState):
         except _GameOver:
             pass
 
-    # -- round state --------------------------------------------------------------------------------
+    # -- round state -------------------------------------------------------------------------------
     def _reset_round_state(self) -> None:
         n = self.n
         self.hand: list[str | None] = [None] * (HAND * n)  # seat s owns hand[5s:5s+5]; None = shown
@@ -303,7 +298,8 @@ class BattlefieldCribbageState(GameState):
                     },
                     self.rounds_log,
                 )
-                if self.options.win_check == "end_of_round_highest" and max(self.pts) >= self.options.target:
+                reached = max(self.pts) >= self.options.target
+                if reached and self.options.win_check == "end_of_round_highest":
                     self._finish("target")
                     return
                 if self.round >= MAX_ROUNDS:
@@ -335,7 +331,7 @@ class BattlefieldCribbageState(GameState):
             self._finish("target")
             raise _GameOver
 
-    # -- turns ----------------------------------------------------------------------------------------
+    # -- turns -------------------------------------------------------------------------------------
     def _begin_turn(self, seat: int) -> None:
         self.cur = seat
         self.turns += 1
@@ -395,7 +391,9 @@ class BattlefieldCribbageState(GameState):
         if final and opts.final_card_scoring == "last_only_unless_31" and not at_31:
             points = 0
         else:
-            points = line_points(self.line, opts.line_scoring, opts.line_group_max_cards, opts.joker_on_line)
+            points = line_points(
+                self.line, opts.line_scoring, opts.line_group_max_cards, opts.joker_on_line
+            )
         scored_31 = at_31 and not (card == JOKER and opts.joker_on_line == "inert")
         if at_31 and opts.reset_at_31:
             self.out.extend(self.line)
@@ -442,6 +440,7 @@ class BattlefieldCribbageState(GameState):
         else:  # reset_at_31 cleared the line right after this card
             self.out.remove(card)
         self.common = card
+        self.forced = None
         opts = self.options
         joker = card == JOKER
         last = 0 if scored_31 or (joker and opts.joker_common_kills_last_card) else 1
@@ -453,7 +452,7 @@ class BattlefieldCribbageState(GameState):
         self.show_queue = [(self.dealer + k) % self.n for k in range(1, self.n + 1)]
         self._run_show()
 
-    # -- the show -------------------------------------------------------------------------------------
+    # -- the show ----------------------------------------------------------------------------------
     def _discard_slots(self, seat: int) -> list[int]:
         base = seat * HAND
         five = self.hand[base:base + HAND]
@@ -506,7 +505,7 @@ class BattlefieldCribbageState(GameState):
                      "discard": card, "points": points})
         self._award(seat, points)
 
-    # -- GameState hooks ------------------------------------------------------------------------------
+    # -- GameState hooks ---------------------------------------------------------------------------
     def to_act(self) -> list[int]:
         """The one seat whose decision is pending; [] once the game is over."""
         return [] if self.over else [self.cur]
@@ -553,7 +552,9 @@ class BattlefieldCribbageState(GameState):
             )
         action = actions[seat]
         if action not in self.legal_actions(seat):
-            raise IllegalActionError(f"illegal action for seat {seat}: {action!r}", seat=seat, action=action)
+            raise IllegalActionError(
+                f"illegal action for seat {seat}: {action!r}", seat=seat, action=action
+            )
         self._apply(actions)
 
     def _apply(self, actions: Mapping[int, JSON]) -> None:
@@ -596,8 +597,8 @@ class BattlefieldCribbageState(GameState):
                 was_down = not self.up[base + k]
                 self.hand[base + k] = drawn
                 self.up[base + k] = True
-                event = {"event": "turn", "seat": seat, "source": "draw", "card_in": drawn, "slot": k,
-                         "was_face_down": was_down}
+                event = {"event": "turn", "seat": seat, "source": "draw", "card_in": drawn,
+                         "slot": k, "was_face_down": was_down}
             else:
                 card = drawn
                 event = {"event": "turn", "seat": seat, "source": "draw", "card_in": None,
@@ -627,25 +628,20 @@ class BattlefieldCribbageState(GameState):
         """Each seat's score (its team's score in team mode)."""
         return [self.pts[side] for side in self.side_of]
 
-    def result(self) -> GameResult:
-        """Scores per seat; ranks by side, so two teams rank 1 and 2 (not 1 and 3)."""
-        if not self.is_over():
-            raise IllegalActionError("the game is not over: no result yet")
-        side_ranks = ranks_from_scores(self.pts)
-        return GameResult(scores=self.scores(), ranks=[side_ranks[side] for side in self.side_of])
-
     def deck(self) -> list[str]:
         """The 52 standard cards and the joker."""
         return list(DECK)
 
     def card_zones(self) -> dict[str, list[str]]:
-        """Slots per seat (face up / face down), line, out of play, draw pile, crib, drawn, common."""
+        """Slots per seat (face up / down), line, out of play, draw pile, crib, drawn, common."""
         zones: dict[str, list[str]] = {}
         hand, up = self.hand, self.up
         for s in range(self.n):
             idx = range(s * HAND, s * HAND + HAND)
             zones[f"slots_{s}_face_up"] = [hand[i] for i in idx if hand[i] is not None and up[i]]
-            zones[f"slots_{s}_face_down"] = [hand[i] for i in idx if hand[i] is not None and not up[i]]
+            zones[f"slots_{s}_face_down"] = [
+                hand[i] for i in idx if hand[i] is not None and not up[i]
+            ]
         zones["line"] = list(self.line)
         zones["out_of_play"] = list(self.out)
         zones["draw_pile"] = list(self.pile)
@@ -656,7 +652,7 @@ class BattlefieldCribbageState(GameState):
         return zones
 
     def hidden_from(self, seat: int) -> set[str]:
-        """Face-down slots (own included), the draw pile, face-down crib cards, another's drawn card."""
+        """Face-down slots (own too), the draw pile, face-down crib cards, another's drawn card."""
         hidden = {c for c, u in zip(self.hand, self.up) if c is not None and not u}
         hidden.update(self.pile)
         hidden.update(self.crib_down)
@@ -664,7 +660,7 @@ class BattlefieldCribbageState(GameState):
             hidden.add(self.pending)
         return hidden
 
-    # -- JSON views -----------------------------------------------------------------------------------
+    # -- JSON views --------------------------------------------------------------------------------
     @staticmethod
     def _unlink(log: tuple | None) -> list[dict]:
         """The events of a linked log, oldest first, as fresh copies (the log itself is shared)."""
@@ -769,8 +765,8 @@ class BattlefieldCribbageState(GameState):
         return view
 
     def clone(self) -> BattlefieldCribbageState:
-        """A cheap independent copy: mutable lists copied; options, RNG and logs shared (the RNG is
-        never used after construction, the logs are immutable linked lists)."""
+        """A cheap independent copy: mutable lists copied; options, RNG and event logs shared."""
+        # The RNG is never used after construction and the logs are immutable linked lists.
         new = object.__new__(BattlefieldCribbageState)
         new.__dict__.update(self.__dict__)
         new.pts = self.pts[:]
