@@ -180,3 +180,63 @@ def test_bad_configs_are_one_line_errors(tmp_path, text, message):
         play(write_config(tmp_path, text), store, SerialExecutor())
     assert message in str(info.value) and "\n" not in str(info.value)
     assert store.db["games"].count == 0
+
+
+MULTI = """
+name = "multi"
+game = "battlefield_cribbage"
+seats = {seats}
+seed = 3
+deals = 1
+[options]
+target = 31
+{extra}
+[[bots]]
+manifest = "{bots}/random.toml"
+name = "r1"
+args = ["1"]
+[[bots]]
+manifest = "{bots}/random.toml"
+name = "r2"
+args = ["2"]
+[[bots]]
+manifest = "{bots}/random.toml"
+name = "r3"
+args = ["3"]
+[[bots]]
+manifest = "{bots}/bfc_heuristic.toml"
+name = "h"
+"""
+
+
+def test_three_seat_tables_rotate_seats_and_rate_pairwise(tmp_path):
+    store = Store(tmp_path / "a.db")
+    run = play(write_config(tmp_path, MULTI, seats=3, extra=""), store, SerialExecutor())
+    # C(4,3) = 4 tables, one deal each, played once per rotation (3 seats): 12 games.
+    assert run.games_played == 12
+    rows = store.db.execute(
+        "select g.match_id, s.seat, s.bot from game_seats s join games g on g.id = s.game_id"
+    ).fetchall()
+    by_match: dict = {}
+    for match, seat, bot in rows:
+        by_match.setdefault(match, {}).setdefault(bot, set()).add(seat)
+    for seats_of in by_match.values():  # every bot of a table sits in every seat once
+        assert all(s == {0, 1, 2} for s in seats_of.values()) and len(seats_of) == 3
+    table = {r["bot"]: r for r in run.ratings}
+    # Each bot plays 3 tables x 3 games; each game gives it 2 pairwise results.
+    assert all(r["games"] == 9 and r["wins"] + r["draws"] + r["losses"] == 18 for r in table.values())
+    assert sum(r["rating"] for r in run.ratings) == pytest.approx(4 * 1500)
+
+
+def test_team_tables_record_teams_and_share_rating_changes(tmp_path):
+    store = Store(tmp_path / "a.db")
+    run = play(write_config(tmp_path, MULTI, seats=4, extra="team_mode = true"), store, SerialExecutor())
+    assert run.games_played == 4
+    for game in store.game_results(run.tournament_id):
+        seats = game["seats"]
+        assert [s["team"] for s in seats] == [0, 1, 0, 1]
+        assert seats[0]["rank"] == seats[2]["rank"] and seats[1]["rank"] == seats[3]["rank"]
+        assert seats[0]["score"] == seats[2]["score"]
+    # Partners r1 and r3 (entries 0 and 2) always share every rating change.
+    table = {r["bot"]: r["rating"] for r in run.ratings}
+    assert table["r1"] == pytest.approx(table["r3"]) and table["r2"] == pytest.approx(table["h"])
