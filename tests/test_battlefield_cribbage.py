@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.errors import GameOptionsError, IllegalActionError
-from arena.games import get_game, make_options, new_game
+from arena.games import get_game, make_options, new_game, play_out
 from arena.games.battlefield_cribbage import (
     MAX_ROUNDS,
     TURN_CAP,
@@ -728,18 +728,9 @@ def _bot_match(n, team, games, target):
     wins = 0.0
     for i in range(games):
         g = new_game(GAME, {"team_mode": team, "target": target}, n, 1000 + i)
-        rng = random.Random(i)
         bot_seats = {i % 2, i % 2 + 2} if team else {i % 2}
-        while not g.is_over():
-            seat = g.to_act()[0]
-            legal = g.legal_actions(seat)
-            if seat in bot_seats:
-                action = bfc_bot.choose(g.observation(seat), legal)
-                assert action in legal
-            else:
-                action = rng.choice(legal)
-            g.apply({seat: action})
-        ranks = g.result().ranks
+        policies = [bfc_bot.choose if s in bot_seats else None for s in range(n)]
+        ranks = play_out(g, policies, random.Random(i)).ranks
         best = {s for s in range(n) if ranks[s] == 1}
         if best <= bot_seats:
             wins += 1

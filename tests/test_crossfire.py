@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from arena.cards import make_rng, standard_deck
 from arena.errors import GameOptionsError, IllegalActionError
-from arena.games import get_game, make_options, new_game
+from arena.games import get_game, make_options, new_game, play_out
 from arena.games import crossfire
 from arena.games.crossfire import SUDDEN_DEATH_MAX_ROUNDS, CrossfireState, resolve_round
 
@@ -425,18 +425,9 @@ def test_bot_beats_random_with_open_rows():
     for i in range(200):
         game = new_game("crossfire", {"open_rows": True}, 2, 5000 + i)
         hero = i % 2
-        rng = random.Random(i)
-        while not game.is_over():
-            actions = {}
-            for seat in (0, 1):
-                legal = game.legal_actions(seat)
-                if seat == hero:
-                    actions[seat] = crossfire_bot.choose(game.observation(seat), legal)
-                    assert actions[seat] in legal
-                else:
-                    actions[seat] = rng.choice(legal)
-            game.apply(actions)
-        ranks = game.result().ranks
+        policies = [None, None]
+        policies[hero] = crossfire_bot.choose
+        ranks = play_out(game, policies, random.Random(i)).ranks
         if ranks[hero] < ranks[1 - hero]:
             wins += 1
         elif ranks[hero] > ranks[1 - hero]:

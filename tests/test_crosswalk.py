@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from arena.cards import colour_deck
 from arena.errors import GameOptionsError, IllegalActionError
-from arena.games import get_game, make_options, new_game
+from arena.games import get_game, make_options, new_game, play_out
 from arena.games.crosswalk import CrosswalkState, resolve_match
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
@@ -564,18 +564,9 @@ def _bot_match(seats, games, options=None):
     for i in range(games):
         hero = i % seats
         game = new_game("crosswalk", options or {}, seats, seed=1000 + i)
-        rng = random.Random(i)
-        while not game.is_over():
-            actions = {}
-            for s in game.to_act():
-                legal = game.legal_actions(s)
-                if s == hero:
-                    actions[s] = crosswalk_bot.choose(game.observation(s), legal)
-                    assert actions[s] in legal
-                else:
-                    actions[s] = rng.choice(legal)
-            game.apply(actions)
-        result = game.result()
+        policies = [None] * seats
+        policies[hero] = crosswalk_bot.choose
+        result = play_out(game, policies, random.Random(i))
         if result.ranks[hero] == 1:
             wins += 1 / result.ranks.count(1)
         own += result.scores[hero]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from arena.cards import make_rng, standard_deck
 from arena.errors import GameOptionsError, IllegalActionError
-from arena.games import make_options, new_game
+from arena.games import make_options, new_game, play_out
 from arena.games.xeri import MAX_EXTRA_ROUNDS, XeriState
 
 DECK = standard_deck()
@@ -593,17 +593,9 @@ def test_heuristic_beats_random():
     games, wins = 200, 0
     for i in range(games):
         game = new_game("xeri", {}, 2, 7000 + i)
-        rng = random.Random(i)
         hero = i % 2
-        while not game.is_over():
-            seat = game.to_act()[0]
-            legal = game.legal_actions(seat)
-            if seat == hero:
-                action = bot.choose(game.observation(seat), legal)
-            else:
-                action = rng.choice(legal)
-            assert action in legal
-            game.apply({seat: action})
-        ranks = game.result().ranks
+        policies = [None, None]
+        policies[hero] = bot.choose
+        ranks = play_out(game, policies, random.Random(i)).ranks
         wins += ranks[hero] < ranks[1 - hero]
     assert wins / games > 0.65

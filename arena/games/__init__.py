@@ -13,8 +13,10 @@ from arena.games.base import (
     GameResult,
     GameState,
     GameType,
+    Policy,
     forfeit_ranks,
     parse_options,
+    play_out,
     ranks_from_scores,
 )
 
@@ -83,6 +85,8 @@ __all__ = [
     "get_game",
     "make_options",
     "new_game",
+    "play_out",
+    "Policy",
     "ranks_from_scores",
     "register",
 ]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+import random
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -23,6 +24,8 @@ from arena.cards import make_rng
 from arena.errors import GameOptionsError, IllegalActionError
 
 JSON = Any
+# A policy chooses an action from (observation, legal_actions), as a bot does.
+Policy = Callable[[dict, list], JSON]
 
 
 class GameOptions(BaseModel):
@@ -139,15 +142,7 @@ class GameState(ABC):
     def apply(self, actions: Mapping[int, JSON]) -> None:
         """Validate and apply one action per acting seat; an illegal one raises and changes nothing."""
         acting = self.to_act()
-        if not acting:
-            raise IllegalActionError("the game is over: no seat may act")
-        if sorted(actions) != acting:
-            missing = sorted(set(acting) - set(actions))
-            extra = sorted(set(actions) - set(acting))
-            raise IllegalActionError(
-                f"seats {acting} must act; missing {missing}, not to act {extra}",
-                seat=(extra or missing)[0],
-            )
+        check_acting(actions, acting)
         for seat in acting:
             action = actions[seat]
             if action not in self.legal_actions(seat):
@@ -174,6 +169,37 @@ class GameState(ABC):
     def clone(self) -> GameState:
         """An independent copy; games override this with something cheaper than deepcopy."""
         return copy.deepcopy(self)
+
+
+def check_acting(actions: Mapping[int, JSON], acting: Sequence[int]) -> None:
+    """Raise IllegalActionError unless `actions` has exactly one entry per acting seat."""
+    if not acting:
+        raise IllegalActionError("the game is over: no seat may act")
+    if sorted(actions) != list(acting):
+        missing = sorted(set(acting) - set(actions))
+        extra = sorted(set(actions) - set(acting))
+        raise IllegalActionError(
+            f"seats {list(acting)} must act; missing {missing}, not to act {extra}",
+            seat=(extra or missing)[0],
+        )
+
+
+def play_out(state: GameState, policies: Sequence[Policy | None],
+             rng: random.Random | None = None) -> GameResult:
+    """Play `state` to its end in process, one policy per seat, and return the result.
+
+    A seat whose policy is None plays uniformly at random from `rng` (no observation is built).
+    """
+    while True:
+        acting = state.to_act()
+        if not acting:
+            return state.result()
+        actions = {}
+        for seat in acting:
+            legal = state.legal_actions(seat)
+            policy = policies[seat]
+            actions[seat] = rng.choice(legal) if policy is None else policy(state.observation(seat), legal)
+        state.apply(actions)
 
 
 def _or_list(values: Sequence[int]) -> str:

@@ -17,7 +17,7 @@ from pydantic import Field, field_validator
 from arena.cards import colour_deck
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import register
-from arena.games.base import JSON, GameOptions, GameResult, GameState, GameType
+from arena.games.base import JSON, GameOptions, GameResult, GameState, GameType, check_acting
 
 COLOURS = "RBGY"
 HAND_SIZE = 5
@@ -290,15 +290,7 @@ class CrosswalkState(GameState):
     def apply(self, actions: Mapping[int, JSON]) -> None:
         """Validate every seat's card first, then play the match; an illegal action changes nothing."""
         acting = self.participants
-        if not acting:
-            raise IllegalActionError("the game is over: no seat may act")
-        if sorted(actions) != acting:
-            missing = sorted(set(acting) - set(actions))
-            extra = sorted(set(actions) - set(acting))
-            raise IllegalActionError(
-                f"seats {acting} must act; missing {missing}, not to act {extra}",
-                seat=(extra or missing)[0],
-            )
+        check_acting(actions, acting)
         for seat in acting:
             action = actions[seat]
             if not (
