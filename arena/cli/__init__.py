@@ -111,8 +111,6 @@ def ratings(
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
     """Print a tournament's rating table."""
-    from arena.store import Store
-
     try:
         store = _open(db)
         t = store.tournament(tournament)
