@@ -2,8 +2,8 @@
 
 For each game and seat count (default options) it plays seeded random games for a few seconds and
 prints games per second and microseconds per move, split into the engine's own work (to_act,
-legal_actions, apply), building the acting seats' observations, and JSON-encoding them with the legal
-actions as the runner does; plus the cost of clone() (what search bots pay per simulation).
+legal_actions, apply), building the acting seats' observations, and JSON-encoding them with the
+legal actions as the runner does; plus the cost of clone() (what search bots pay per simulation).
 
     python bench/engine_bench.py [--seconds S] [--game NAME]
 """
@@ -55,7 +55,8 @@ class Figures:
         ]
 
 
-HEADER = ["game", "seats", "games", "games/s", "moves/game", "engine µs", "obs µs", "json µs", "clone µs"]
+HEADER = ["game", "seats", "games", "games/s", "moves/game"]
+HEADER += ["engine µs", "obs µs", "json µs", "clone µs"]
 
 
 def bench(name: str, seats: int, seconds: float) -> Figures:
@@ -113,7 +114,9 @@ def table(rows: list[list[str]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the benchmark of each game and seat count, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per game and seat count")
+    parser.add_argument(
+        "--seconds", type=float, default=2.0, help="seconds per game and seat count"
+    )
     parser.add_argument("--game", action="append", help="only this game (repeatable)")
     args = parser.parse_args(argv)
     names = args.game or game_names()
