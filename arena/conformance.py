@@ -227,6 +227,22 @@ def case_id(case: tuple[str, int, dict]) -> str:
 # -- JSON helpers -------------------------------------------------------------------------------
 
 
+def json_strings(value: Any) -> set[str]:
+    """Every string inside a JSON value, dict keys included (what a leak check looks for)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.add(item)
+        elif isinstance(item, dict):
+            found.update(k for k in item if isinstance(k, str))
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return found
+
+
 def _leaked(text: str, hidden: Iterable[str]) -> list[str]:
     """The hidden cards that occur as a whole string (a key or a value) in a JSON text.
 

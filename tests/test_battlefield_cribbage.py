@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from arena.conformance import json_strings
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import get_game, make_options, new_game, play_out
 from arena.games.battlefield_cribbage import (
@@ -56,17 +57,6 @@ def events(g, kind=None, previous=False):
     return [e for e in log if kind is None or e["event"] == kind]
 
 
-def all_strings(value):
-    """Every string (keys and values) inside a JSON value."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield k
-            yield from all_strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from all_strings(v)
 
 
 FILL_PILE = ["QC", "QD", "QH", "QS", "KC", "KH", "KS", "8C"]
@@ -653,9 +643,9 @@ def test_drawn_card_seen_only_by_drawer_and_face_down_never():
     act(g, {"type": "draw"})
     mine, theirs = g.observation(1), g.observation(0)
     assert mine["pending_drawn_card"] == "QC" and theirs["pending_drawn_card"] is None
-    assert "QC" not in set(all_strings(theirs))
+    assert "QC" not in set(json_strings(theirs))
     for obs in (mine, theirs):
-        strings = set(all_strings(obs))
+        strings = set(json_strings(obs))
         for face_down in ["2C", "3C", "4C", "6C", "2D", "3D", "4D", "6D", "KD", "TD", "QD"]:
             assert face_down not in strings
         assert obs["hands"][1][1] == {"slot": 1, "card": None}
@@ -687,7 +677,7 @@ def _check_invariants(g):
         hidden = g.hidden_from(seat)
         own_down = set(zones[f"slots_{seat}_face_down"])
         assert own_down <= hidden
-        assert not hidden & set(all_strings(g.observation(seat)))
+        assert not hidden & set(json_strings(g.observation(seat)))
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.cards import make_rng, standard_deck
+from arena.conformance import json_strings
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import get_game, make_options, new_game, play_out
 from arena.games import crossfire
@@ -34,21 +35,6 @@ def play_random(game, rng: random.Random) -> int:
     return steps
 
 
-def all_strings(value) -> set[str]:
-    """Every string in a JSON value, keys included."""
-    if isinstance(value, str):
-        return {value}
-    if isinstance(value, dict):
-        out = set(value)
-        for v in value.values():
-            out |= all_strings(v)
-        return out
-    if isinstance(value, list):
-        out = set()
-        for v in value:
-            out |= all_strings(v)
-        return out
-    return set()
 
 
 # -- round resolution (§6, §7, §12) ------------------------------------------------------------
@@ -342,7 +328,7 @@ def test_no_leak(options):
         rng = random.Random(seed)
         while True:
             for seat in (0, 1):
-                seen = all_strings(game.observation(seat))
+                seen = json_strings(game.observation(seat))
                 assert not seen & game.hidden_from(seat)
                 own = {c for c in game.rows[seat] if c}
                 theirs = {c for c in game.rows[1 - seat] if c}

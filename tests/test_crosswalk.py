@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.cards import colour_deck
+from arena.conformance import json_strings
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import get_game, make_options, new_game, play_out
 from arena.games.crosswalk import CrosswalkState, resolve_match
@@ -37,17 +38,6 @@ def play_random(game, rng, on_step=None):
     return steps
 
 
-def strings_in(value):
-    """Every string in a JSON value, keys included."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield k
-            yield from strings_in(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from strings_in(v)
 
 
 def assert_cards_accounted(game):
@@ -500,7 +490,7 @@ def test_no_seat_sees_other_hands_the_stock_or_discards_it_did_not_make():
         nonlocal checked
         for seat in range(4):
             obs = g.observation(seat)
-            seen = set(strings_in(obs))
+            seen = set(json_strings(obs))
             hidden = g.hidden_from(seat)
             assert not seen & hidden
             for other in range(4):
@@ -530,7 +520,7 @@ def test_random_play_property(seats, seed, lead_tie, movement, removed):
     def check(g, _):
         assert_cards_accounted(g)
         for seat in range(seats):
-            assert not set(strings_in(g.observation(seat))) & g.hidden_from(seat)
+            assert not set(json_strings(g.observation(seat))) & g.hidden_from(seat)
         assert all(g.legal_actions(s) for s in g.to_act())
         assert all(1 <= p <= 10 for p in g.pawns.values())
 

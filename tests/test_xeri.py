@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.cards import make_rng, standard_deck
+from arena.conformance import json_strings
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import make_options, new_game, play_out
 from arena.games.xeri import MAX_EXTRA_ROUNDS, XeriState
@@ -52,19 +53,6 @@ def random_game(options=None, seed=0, rng_seed=None):
         yield game
 
 
-def strings_in(value) -> set[str]:
-    """Every string (keys and values) inside a JSON value."""
-    found: set[str] = set()
-    if isinstance(value, str):
-        found.add(value)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            found.add(k)
-            found |= strings_in(v)
-    elif isinstance(value, list):
-        for v in value:
-            found |= strings_in(v)
-    return found
 
 
 # -- spec §10: the test-case table, under every jack_xeri variant ---------------------------------
@@ -321,7 +309,7 @@ def test_rejected_pile_is_public_and_not_hidden():
     obs = game.observation(0)
     assert obs["redeals"][0] == list(game.redeals[0])
     assert not rejected & game.hidden_from(0)
-    assert not strings_in(obs) & game.hidden_from(0)
+    assert not json_strings(obs) & game.hidden_from(0)
 
 
 # -- game length, target score and tiebreak -------------------------------------------------------
@@ -540,7 +528,7 @@ def test_observation_never_leaks_hidden_cards(options):
             for seat in (0, 1):
                 hidden = game.hidden_from(seat)
                 obs = game.observation(seat)
-                assert not strings_in(obs) & hidden
+                assert not json_strings(obs) & hidden
                 opponent = set(game.hands[1 - seat]) - {c for p in game.redeals for c in p}
                 assert opponent <= hidden
                 assert set(game.stock) - {c for p in game.redeals for c in p} <= hidden
