@@ -28,7 +28,7 @@ import time
 import types
 import typing
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -875,6 +875,19 @@ def check_game(
     if "deals" not in checker.skip:
         checker.check_deals_differ()
     return checker.report._finish(started)
+
+
+def check_all(
+    names: Iterable[str] | None = None,
+    games: int = 5,
+    seed: int = 0,
+    seats: int | None = None,
+) -> Iterator[tuple[tuple[str, int, dict], Report]]:
+    """Run `check_game` over every case (game, seats, option set) of the named games, lazily."""
+    for case in cases(names):
+        name, num_seats, options = case
+        if seats is None or num_seats == seats:
+            yield case, check_game(name, num_seats, options, games=games, seed=seed)
 
 
 def hypothesis_check(

@@ -50,3 +50,24 @@ def test_games_lists_every_game_with_options():
     for name in ("xeri", "crossfire", "crosswalk", "battlefield_cribbage"):
         assert name in out.output
     assert "jack_xeri" in out.output and "any_jack_20" in out.output
+
+
+def test_conformance_command_checks_every_case_of_a_game():
+    out = runner.invoke(app, ["conformance", "crossfire", "--games", "1"])
+    assert out.exit_code == 0, out.output
+    from arena.conformance import cases
+
+    assert f"{len(cases(['crossfire']))} cases passed" in out.output
+    out = runner.invoke(app, ["conformance", "nope"])
+    assert out.exit_code == 2 and "unknown game 'nope'" in out.output
+
+
+def test_conformance_command_reports_a_broken_game(monkeypatch):
+    from arena.games.crossfire import CrossfireState
+
+    # A leak: every observation shows the whole stock.
+    original = CrossfireState.observation
+    monkeypatch.setattr(CrossfireState, "observation",
+                        lambda self, seat: {**original(self, seat), "peek": sorted(self.hidden_from(seat))})
+    out = runner.invoke(app, ["conformance", "crossfire", "--games", "1"])
+    assert out.exit_code == 1 and "leak" in out.output.lower()

@@ -161,6 +161,35 @@ def games() -> None:
 
 
 @app.command()
+def conformance(
+    game: Annotated[Optional[list[str]], typer.Argument(help="Games to check (default: all).")] = None,
+    games: Annotated[int, typer.Option(min=1, help="Random games per case.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the checks.")] = 0,
+    seats: Annotated[Optional[int], typer.Option(min=2, max=4, help="Only this seat count.")] = None,
+) -> None:
+    """Run the conformance kit over every seat count and option set of the games."""
+    from arena.conformance import case_id, check_all
+
+    table = Table(title="conformance", title_justify="left")
+    for col in ("case", "games", "steps", "moves/s"):
+        table.add_column(col, justify="left" if col == "case" else "right")
+    try:
+        from arena.games import get_game
+
+        for name in game or []:
+            get_game(name)
+        for case, report in check_all(game or None, games=games, seed=seed, seats=seats):
+            table.add_row(case_id(case), str(report.games), str(report.steps),
+                          f"{report.moves_per_second:,.0f}")
+    except ArenaError as exc:
+        if table.row_count:
+            console.print(table)
+        fail(exc)
+    console.print(table)
+    console.print(f"{table.row_count} cases passed")
+
+
+@app.command()
 def replay(
     game_id: Annotated[str, typer.Argument(help="Game id, as stored in the games table.")],
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
