@@ -75,6 +75,10 @@ class TournamentConfig(_Strict):
     seats: int = Field(default=2, ge=2, le=4, description="Seats per table.")
     seed: int = 0
     deals: int = Field(default=2, ge=1, description="Deals per match.")
+    games_per_pairing: int | None = Field(
+        default=None, ge=1,
+        description="Games per match, instead of `deals`: deals × seats with duplicate deals.",
+    )
     duplicate: bool = Field(default=True, description="Play each deal once per seat rotation.")
     cycles: int = Field(default=1, ge=1, description="Round-robin repetitions.")
     max_failures: int = Field(default=3, ge=1, description="Failures of a bot before it forfeits the rest of a match.")
@@ -83,12 +87,27 @@ class TournamentConfig(_Strict):
     rating: RatingConfig = Field(default_factory=RatingConfig)
     bots: list[BotEntry] = Field(min_length=2)
 
+    @model_validator(mode="after")
+    def _games_per_pairing(self) -> TournamentConfig:
+        if self.games_per_pairing is not None:
+            if "deals" in self.model_fields_set:
+                raise ValueError("give deals or games_per_pairing, not both")
+            per_deal = self.seats if self.duplicate else 1
+            if self.games_per_pairing % per_deal:
+                raise ValueError(
+                    f"games_per_pairing={self.games_per_pairing} is not a multiple of {per_deal} "
+                    f"(each deal is played once per seat rotation)"
+                )
+            self.deals = self.games_per_pairing // per_deal
+        return self
+
 
 def _first_error(exc: ValidationError, source: str) -> ConfigError:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "config"
     bad = f" (got {err['input']!r})" if err["type"] not in ("missing",) and not isinstance(err.get("input"), dict) else ""
-    return ConfigError(f"{source}: {where}: {err['msg']}{bad}")
+    msg = err["msg"].removeprefix("Value error, ")
+    return ConfigError(f"{source}: {where}: {msg}{bad}")
 
 
 def read_toml(path: Path) -> dict:

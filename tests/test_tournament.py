@@ -165,6 +165,11 @@ def test_a_crashing_bot_forfeits_and_the_tournament_completes(tmp_path):
     assert table["crasher"]["losses"] == 12 and table["crasher"]["wins"] == 0
 
 
+def test_games_per_pairing_sets_the_deals(tmp_path):
+    config, _, _ = load_config(write_config(tmp_path, CONFIG.replace("deals = 2", "games_per_pairing = 6")))
+    assert config.deals == 3
+
+
 @pytest.mark.parametrize("text, message", [
     ('name = "x"\ngame = "nope"\n[[bots]]\ncommand=["a"]\nname="a"\n[[bots]]\ncommand=["b"]\nname="b"',
      "unknown game 'nope'"),
@@ -172,7 +177,10 @@ def test_a_crashing_bot_forfeits_and_the_tournament_completes(tmp_path):
     (CONFIG.replace("rounds = 1", 'jack_xeri = "sometimes"'), "jack_xeri"),
     (CONFIG.replace("deals = 2", "deals = 0"), "deals"),
     (CONFIG.replace("seed = 7", "sede = 7"), "sede"),
-    (CONFIG.replace('args = ["2"]', 'args = ["2"]\nname = "random"'), ""),
+    (CONFIG.replace('name = "random-b"', 'name = "random"'), "unique; repeated: random"),
+    (CONFIG.replace("rounds = 1", "rounds = 1\n[[bots]]\nmanifest = \"missing.toml\""), "no such file"),
+    (CONFIG.replace("deals = 2", "games_per_pairing = 5"), "not a multiple of 2"),
+    (CONFIG.replace("deals = 2", "deals = 2\ngames_per_pairing = 4"), "not both"),
 ])
 def test_bad_configs_are_one_line_errors(tmp_path, text, message):
     store = Store(tmp_path / "a.db")

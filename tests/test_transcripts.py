@@ -46,3 +46,21 @@ def test_recording_is_deterministic():
     a = record_transcript("xeri", random_bots(2), {"rounds": 1}, seed=5)
     b = record_transcript("xeri", random_bots(2), {"rounds": 1}, seed=5)
     assert a == b
+
+
+@pytest.mark.parametrize("game", ["crossfire", "crosswalk"])
+def test_simultaneous_games_send_act_to_every_acting_seat_before_any_answer(game):
+    lines = load(FOLDER / f"{game}.jsonl")
+    seats = lines[0]["seats"]
+    events = [(e["from"], e["message"]["type"]) for e in lines[1:]
+              if e["message"]["type"] in ("act", "action")]
+    assert events
+    # Steps come as a block of `acting` requests, then their answers.
+    i = 0
+    while i < len(events):
+        block = 0
+        while i + block < len(events) and events[i + block] == ("runner", "act"):
+            block += 1
+        assert block >= 2 and block <= seats
+        assert events[i + block:i + 2 * block] == [("bot", "action")] * block
+        i += 2 * block
