@@ -183,10 +183,16 @@ class MatchRunner:
                 "time_left_ms": self.spec.time.move_ms,
             }
         timeout = self.spec.time.move_ms / 1000
-        answers = await asyncio.gather(
-            *(self._timed_act(plan.seating[seat], requests[seat], timeout) for seat in acting),
-            return_exceptions=True,
-        )
+        if len(acting) == 1:  # the common case needs no gather (and no extra tasks)
+            try:
+                answers = [await self._timed_act(plan.seating[acting[0]], requests[acting[0]], timeout)]
+            except BotError as exc:
+                answers = [exc]
+        else:
+            answers = await asyncio.gather(
+                *(self._timed_act(plan.seating[seat], requests[seat], timeout) for seat in acting),
+                return_exceptions=True,
+            )
         actions, moves = {}, []
         for seat, answer in zip(acting, answers):
             if isinstance(answer, BaseException):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Union
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from arena.errors import BadMessage
@@ -101,12 +102,15 @@ _bot_message = TypeAdapter(BotMessage)
 
 def encode(message: BaseModel) -> bytes:
     """One message as a UTF-8 JSON line."""
-    return (json.dumps(message.model_dump(mode="json"), separators=(",", ":")) + "\n").encode()
+    return orjson.dumps(message.model_dump(mode="json"), option=orjson.OPT_APPEND_NEWLINE)
 
 
 def encode_dict(message: dict) -> bytes:
-    """A message already in dict form as a UTF-8 JSON line (the hot path: no model round trip)."""
-    return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+    """A message already in dict form as a UTF-8 JSON line (the hot path: no model round trip).
+
+    orjson encodes an observation several times faster than the json module; on every move.
+    """
+    return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def evidence(line: bytes | str) -> str:
@@ -119,8 +123,8 @@ def evidence(line: bytes | str) -> str:
 def decode_bot_message(line: bytes) -> Ready | Action:
     """Parse one line from a bot; BadMessage says what is wrong and keeps the line as evidence."""
     try:
-        data = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
         raise BadMessage(f"not valid JSON: {exc}", evidence(line)) from None
     if not isinstance(data, dict):
         raise BadMessage(f"a message must be a JSON object, got {type(data).__name__}", evidence(line))

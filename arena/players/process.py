@@ -117,16 +117,18 @@ class ProcessPlayer(Player):
         """Send `act` and wait for the action with the same request_id; stale answers are dropped."""
         request_id = request["request_id"]
         await self._send(encode_dict(request))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        try:
+            # asyncio.timeout, unlike wait_for, needs no extra task per read: cheaper per move.
+            async with asyncio.timeout(timeout):
+                return await self._await_action(request_id)
+        except TimeoutError:
+            raise BotTimeout(
+                f"no action within {timeout * 1000:.0f} ms", f"request_id {request_id}"
+            ) from None
+
+    async def _await_action(self, request_id: int) -> Any:
         while True:
-            left = deadline - loop.time()
-            try:
-                msg = await asyncio.wait_for(self._read(), max(left, 0))
-            except asyncio.TimeoutError:
-                raise BotTimeout(
-                    f"no action within {timeout * 1000:.0f} ms", f"request_id {request_id}"
-                ) from None
+            msg = await self._read()
             if isinstance(msg, Action):
                 if msg.request_id == request_id:
                     return msg.action
