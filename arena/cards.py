@@ -44,3 +44,15 @@ def derive_seed(*parts: object) -> int:
 def make_rng(seed: int) -> random.Random:
     """The game RNG for a seed: all chance in a game comes from one of these."""
     return random.Random(seed)
+
+
+def seeded_shuffle(cards: list[str], key: str) -> None:
+    """Shuffle `cards` in place into an order that depends only on `key` (at most 57 cards)."""
+    # Fisher-Yates whose swap indices are the mixed-radix digits of a 256-bit SHA-256 number: each
+    # of the n! orders comes out with a bias below n!/2**256 (nil for 40 cards). Seeding a
+    # random.Random per shuffle costs several times more, and a reshuffle of the stock happens
+    # about every other match in Crosswalk.
+    x = int.from_bytes(hashlib.sha256(key.encode()).digest(), "big")
+    for i in range(len(cards) - 1, 0, -1):
+        x, j = divmod(x, i + 1)
+        cards[i], cards[j] = cards[j], cards[i]

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.cards import make_rng, standard_deck
+from arena.cards import derive_seed, make_rng, standard_deck
 from arena.conformance import json_strings
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import make_options, new_game, play_out
@@ -233,10 +233,11 @@ def test_deal_order_non_dealer_then_dealer_then_pile():
         game = new_game("xeri", {}, 2, seed)
         if game.redeals:
             continue
+        # The game RNG picks the first dealer and a base seed; each round shuffles with its own RNG.
         rng = make_rng(seed)
         dealer = rng.randrange(2)
         deck = list(DECK)
-        rng.shuffle(deck)
+        random.Random(derive_seed("xeri", rng.getrandbits(63), 0)).shuffle(deck)
         view = game.full_view()
         assert view["dealer"] == dealer
         assert sorted(view["hands"][1 - dealer]) == sorted(deck[-6:])
@@ -458,6 +459,40 @@ def test_clone_is_independent_and_replays_identically():
     game.apply({seat: action})
     assert game.full_view() == copy.full_view()
     assert game.observation(0)["round"] == 1
+
+
+def _step(game, rng):
+    """Apply one random play; return the action dict applied."""
+    seat = game.to_act()[0]
+    actions = {seat: rng.choice(game.legal_actions(seat))}
+    game.apply(actions)
+    return actions
+
+
+def test_mid_round_clone_sees_the_same_later_deals_as_the_original():
+    # Later rounds (and their redeals) must come from the seed alone: a clone taken mid-round, and
+    # another clone played on with other choices, must not change what the original is dealt.
+    later_redeals = 0
+    for seed in range(6):
+        game = new_game("xeri", {"rounds": 3, "redeal_if": "any_pair_or_top_jack"}, 2, seed)
+        rng = random.Random(seed)
+        played = [_step(game, rng) for _ in range(20)]
+        copy = game.clone()
+        detour = game.clone()
+        other = random.Random(1000 + seed)
+        while not detour.is_over():
+            _step(detour, other)
+        while not game.is_over():
+            actions = _step(game, rng)
+            copy.apply(actions)
+            played.append(actions)
+            assert copy.full_view() == game.full_view()
+            later_redeals += game.round > 0 and len(game.history) == 0 and len(game.redeals)
+        replay = new_game("xeri", {"rounds": 3, "redeal_if": "any_pair_or_top_jack"}, 2, seed)
+        for actions in played:
+            replay.apply(actions)
+        assert replay.full_view() == game.full_view()
+    assert later_redeals > 0
 
 
 # -- options --------------------------------------------------------------------------------------

@@ -8,13 +8,12 @@ chosen by every participant at once. Dealing, sorting, re-deals and scoring are 
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field, field_validator
 
-from arena.cards import colour_deck
+from arena.cards import colour_deck, seeded_shuffle
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import register
 from arena.games.base import JSON, GameOptions, GameResult, GameState, GameType, check_acting
@@ -179,7 +178,11 @@ class CrosswalkState(GameState):
         self._tie_mode, self._priority = _parse_lead_tie(options.lead_tie)
         self._relative = options.movement == "relative"
         self._own_total = [10 * len(cols) for cols in self.seat_colours]
+        # The game RNG is used only here: every shuffle is derived from deal_seed, the round and
+        # the shuffle's number in the round, so clone() can share the RNG (copying its large state
+        # would cost more than copying the rest of the game).
         self.first_dealer = self.rng.randrange(num_seats)
+        self.deal_seed = self.rng.getrandbits(63)
         self.round_scores: list[list[int]] = []
         self.round = -1
         self.over = False
@@ -191,8 +194,9 @@ class CrosswalkState(GameState):
         self.round += 1
         self.dealer = (self.first_dealer + self.round) % self.num_seats
         self.pawns = {c: 1 for c in self.colours}
+        self.shuffles = 0
         self.stock = list(self._deck)
-        self.rng.shuffle(self.stock)
+        self._shuffle(self.stock)
         self.discard: list[str] = []
         self.played: list[str] = []
         self.hands: list[list[str]] = [[] for _ in range(self.num_seats)]
@@ -210,8 +214,13 @@ class CrosswalkState(GameState):
                 return None
             self.stock = self.discard
             self.discard = []
-            self.rng.shuffle(self.stock)
+            self._shuffle(self.stock)
         return self.stock.pop()
+
+    def _shuffle(self, cards: list[str]) -> None:
+        """Shuffle in place as a function of deal_seed, the round and the shuffle's number in it."""
+        seeded_shuffle(cards, f"crosswalk:{self.deal_seed}:{self.round}:{self.shuffles}")
+        self.shuffles += 1
 
     def _discard(self, seat: int, cards: list[str]) -> None:
         self.discard.extend(cards)
@@ -233,7 +242,8 @@ class CrosswalkState(GameState):
             if self.stock or self.discard:
                 self._start_cycle()
                 return
-            self.round_scores.append(self._round_points())
+            # A new list rather than append: clones share round_scores.
+            self.round_scores = [*self.round_scores, self._round_points()]
             if len(self.round_scores) == self.options.rounds:
                 self.over = True
                 self.participants = []
@@ -452,20 +462,16 @@ class CrosswalkState(GameState):
         return options.rounds * 10 * (2 if num_seats == 2 else 1)
 
     def clone(self) -> CrosswalkState:
-        """A cheap independent copy (lists copied, options shared, RNG state copied)."""
+        """A cheap independent copy: the state mutated in place is copied, the rest is shared."""
+        # Shared: options, the RNG (unused after construction), and participants, last_match and
+        # round_scores, which are replaced on change, never mutated.
         new = object.__new__(CrosswalkState)
         new.__dict__.update(self.__dict__)
-        rng = random.Random()
-        rng.setstate(self.rng.getstate())
-        new.rng = rng
-        new.pawns = dict(self.pawns)
-        new.stock = list(self.stock)
-        new.discard = list(self.discard)
-        new.played = list(self.played)
-        new.hands = [list(h) for h in self.hands]
-        new.discarded_by = [list(d) for d in self.discarded_by]
-        new.own_left = list(self.own_left)
-        new.participants = list(self.participants)
-        new.round_scores = [list(r) for r in self.round_scores]
-        # last_match is replaced, never mutated, so it can be shared.
+        new.pawns = self.pawns.copy()
+        new.stock = self.stock[:]
+        new.discard = self.discard[:]
+        new.played = self.played[:]
+        new.hands = [h[:] for h in self.hands]
+        new.discarded_by = [d[:] for d in self.discarded_by]
+        new.own_left = self.own_left[:]
         return new

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from arena.cards import RANKS, SUITS, standard_deck
+from arena.cards import RANKS, SUITS, derive_seed, standard_deck
 from arena.errors import IllegalActionError
 from arena.games import new_game, register
 from arena.games.base import JSON, GameOptions, GameState, GameType
@@ -111,7 +111,10 @@ class XeriState(GameState):
     def __init__(self, options: XeriOptions, num_seats: int, seed: int):
         super().__init__(options, num_seats, seed)
         self._points = _POINTS[options.ten_of_diamonds]
+        # The game RNG is used only here: each round shuffles with an RNG seeded from deal_seed and
+        # the round number, so clone() can share the RNG instead of copying its large state.
         self.first_dealer = self.rng.randrange(2)
+        self.deal_seed = self.rng.getrandbits(63)
         self.totals = [0, 0]
         self.round_results: list[dict] = []
         self.extra_rounds = 0
@@ -138,15 +141,17 @@ class XeriState(GameState):
         self.last_capturer = -1
         self.history: list[tuple[int, str, tuple[str, ...] | None, int]] = []
         self.redeals: list[tuple[str, ...]] = []
+        # Redeals happen right here, so one RNG per round serves them and is then dropped.
+        rng = random.Random(derive_seed("xeri", self.deal_seed, self.round))
         stock = list(DECK)
-        self.rng.shuffle(stock)
+        rng.shuffle(stock)
         self.stock = stock  # the next card dealt is the last element
         self._deal_hands()
         pile = [stock.pop() for _ in range(PILE_SIZE)]
         while self._must_redeal(pile):
             self.redeals.append(tuple(pile))
             stock.extend(pile)
-            self.rng.shuffle(stock)
+            rng.shuffle(stock)
             pile = [stock.pop() for _ in range(PILE_SIZE)]
         self.pile = pile
 
@@ -227,7 +232,8 @@ class XeriState(GameState):
         most = 0 if n0 > n1 else 1 if n1 > n0 else None
         points = [self.card_pts[s] + self.xeri_pts[s] + (3 if most == s else 0) for s in (0, 1)]
         self.totals = [self.totals[0] + points[0], self.totals[1] + points[1]]
-        self.round_results.append({
+        # A new list rather than append: clones share round_results.
+        self.round_results = [*self.round_results, {
             "round": self.round,
             "dealer": self.round_dealer,
             "extra_round": self.extra_rounds > 0,
@@ -239,7 +245,7 @@ class XeriState(GameState):
             "leftover": {"seat": taker if leftover and taker >= 0 else None, "count": leftover},
             "points": points,
             "totals": list(self.totals),
-        })
+        }]
         self.card_pts = [0, 0]
         self.xeri_pts = [0, 0]
         over = self._regular_end_reached()
@@ -387,24 +393,22 @@ class XeriState(GameState):
         return list(DECK)
 
     def clone(self) -> XeriState:
-        """An independent copy (immutable parts such as options and past results are shared)."""
+        """A cheap independent copy: the state mutated in place is copied, the rest is shared."""
+        # Shared: options, the RNG (unused after construction), totals and round_results (replaced
+        # on change, never mutated), redeals (only built inside _start_round), and the tuples.
         new = object.__new__(XeriState)
         new.__dict__.update(self.__dict__)
-        rng = random.Random()
-        rng.setstate(self.rng.getstate())
-        new.rng = rng
-        new.totals = list(self.totals)
-        new.round_results = list(self.round_results)
-        new.hands = [list(self.hands[0]), list(self.hands[1])]
-        new.pile = list(self.pile)
-        new.stock = list(self.stock)
-        new.captured = [list(self.captured[0]), list(self.captured[1])]
-        new.xeris = list(self.xeris)
-        new.ncaptured = list(self.ncaptured)
-        new.card_pts = list(self.card_pts)
-        new.xeri_pts = list(self.xeri_pts)
-        new.history = list(self.history)
-        new.redeals = list(self.redeals)
+        hands = self.hands
+        new.hands = [hands[0][:], hands[1][:]]
+        new.pile = self.pile[:]
+        new.stock = self.stock[:]
+        captured = self.captured
+        new.captured = [captured[0][:], captured[1][:]]
+        new.xeris = self.xeris[:]
+        new.ncaptured = self.ncaptured[:]
+        new.card_pts = self.card_pts[:]
+        new.xeri_pts = self.xeri_pts[:]
+        new.history = self.history[:]
         return new
 
     # -- positions ------------------------------------------------------------------------------
