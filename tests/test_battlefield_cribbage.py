@@ -1,5 +1,6 @@
 """Tests for Battlefield Cribbage (shared/rules/battlefield_cribbage.md): §16 cases, §13 example,
-options, teams, stand-off, the two-card rule, information hiding, card accounting and the bot."""
+options, teams, stand-off, the two-card rule, information hiding, card accounting, views (unchanged
+byte for byte, never aliasing the game) and the bot."""
 
 from __future__ import annotations
 
@@ -622,16 +623,61 @@ def test_illegal_actions_raise_and_change_nothing():
     assert json.dumps(g.full_view(), sort_keys=True) == before
 
 
+def _advance(g, rng, steps):
+    """Play up to `steps` random actions."""
+    for _ in range(steps):
+        if g.is_over():
+            return
+        seat = g.to_act()[0]
+        g.apply({seat: rng.choice(g.legal_actions(seat))})
+
+
 def test_clone_is_independent():
+    # Both ways, and across a round end (the clone shares the logged events, not the logs).
     g, _ = _random_game(4, {"team_mode": True}, 8, steps=60)
     c = g.clone()
-    before = json.dumps(g.full_view(), sort_keys=True)
-    rng = random.Random(1)
-    for _ in range(80):
-        if c.is_over():
-            break
-        c.apply({c.to_act()[0]: rng.choice(c.legal_actions(c.to_act()[0]))})
-    assert json.dumps(g.full_view(), sort_keys=True) == before
+    before = json.dumps(g.full_view())
+    _advance(c, random.Random(1), 80)
+    assert c.round > g.round
+    assert json.dumps(g.full_view()) == before
+    after = json.dumps(c.full_view())
+    _advance(g, random.Random(2), 80)
+    assert json.dumps(c.full_view()) == after
+
+
+def _scribble(value):
+    """Overwrite a JSON value in place everywhere, as a careless in-process bot might."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+            v["scribble"] = 1
+        elif isinstance(v, list):
+            stack.extend(v)
+            v.append("scribble")
+            v.reverse()
+
+
+def test_mutating_views_never_changes_the_game():
+    # The views copy the round logs, which clones share: scribbling over any part of a view (the
+    # list fields of logged events included) must leave the game and its later views unchanged.
+    g = new_game(GAME, {}, 2, 21)
+    rng = random.Random(21)
+    seen = set()
+    while not g.is_over():
+        views = [lambda s=s: g.observation(s) for s in range(2)] + [g.full_view]
+        texts = [json.dumps(view()) for view in views]
+        for view in views:
+            _scribble(view())
+        assert [json.dumps(view()) for view in views] == texts
+        full = g.full_view()
+        seen.update(e["event"] for e in full["history"] + full["previous_round_history"])
+        if full["rounds"]:
+            seen.add("rounds")
+        seat = g.to_act()[0]
+        g.apply({seat: rng.choice(g.legal_actions(seat))})
+    assert {"reveal", "went_out", "show", "crib", "rounds"} <= seen
 
 
 # -- information model -----------------------------------------------------------------------------

@@ -47,6 +47,17 @@ MAX_ROUNDS = 500
 _PIP = {c: pip(c) for c in DECK}
 _STANDOFF_K = re.compile(r"max_line_takes_without_draw:([1-9][0-9]{0,5})")
 _REVEAL_PAIRS = [(a, b) for a in range(HAND) for b in range(a + 1, HAND)]
+# (slot, index into hand) of each seat's slots, for building the hands of a view.
+_SLOTS = [tuple((k, s * HAND + k) for k in range(HAND)) for s in range(max(CRIB_DOWN.keys()))]
+# The list-valued fields of each kind of event: views copy these lists, and only these, so that a
+# caller mutating a view can never reach the logged events (which clones and later views share).
+_LIST_KEYS = {
+    "reveal": ("slots", "cards"),
+    "cease_fire_hand": ("cards",),
+    "went_out": ("final_turns",),
+    "show": ("cards",),
+    "crib": ("cards",),
+}
 
 
 class _GameOver(Exception):
@@ -202,6 +213,11 @@ class BattlefieldCribbageState(GameState):
         self.n = n
         self.side_of = [s % 2 for s in range(n)] if options.team_mode else list(range(n))
         self.pts = [0] * (2 if options.team_mode else n)
+        # Constant parts of every view, built once (copied on output).
+        self.options_json = options.model_dump()
+        self.score_keys = (
+            ("team0", "team1") if options.team_mode else tuple(f"p{s}" for s in range(n))
+        )
         # The RNG is used only here; every round's shuffle comes from a seed drawn now, so clone()
         # need not copy the RNG state (which costs more than the rest of the state together).
         self.first_dealer = self.rng.randrange(n)
@@ -212,10 +228,12 @@ class BattlefieldCribbageState(GameState):
         self.round = 0
         self.over = False
         self.end_reason: str | None = None
-        # Summaries of finished rounds, as a linked list (summary, previous) shared by clones.
-        self.rounds_log: tuple | None = None
-        # The finished round's event log, kept for replays and tests (full_view only).
-        self.prev_log: tuple | None = None
+        # Summaries of finished rounds, oldest first; a tuple, so clones share it.
+        self.rounds_log: tuple[dict, ...] = ()
+        # The finished round's event log and its list fields (see log_lists), kept for replays and
+        # tests (full_view only); never appended to again, so clones share them.
+        self.prev_log: list[dict] = []
+        self.prev_log_lists: list[tuple[int, tuple[str, ...]]] = []
         self._reset_round_state()
         try:
             self._next_round(close=False)
@@ -247,8 +265,11 @@ class BattlefieldCribbageState(GameState):
         self.show_queue: list[int] = []
         self.gain = [0] * len(self.pts)
         self.ceasefire = False
-        # Public events of this round, as a linked list (event, previous) shared by clones.
-        self.log: tuple | None = None
+        # Public events of this round, oldest first. An event is never changed once logged, so
+        # clones copy only the list; log_lists holds (index, list-valued keys) of the events with
+        # list fields, which views must copy.
+        self.log: list[dict] = []
+        self.log_lists: list[tuple[int, tuple[str, ...]]] = []
 
     def _deal(self) -> bool:
         """Deal a new round; False if it is a cease-fire (already scored), True if play starts."""
@@ -289,14 +310,14 @@ class BattlefieldCribbageState(GameState):
         while True:
             if close:
                 self.prev_log = self.log
-                self.rounds_log = (
+                self.prev_log_lists = self.log_lists
+                self.rounds_log += (
                     {
                         "round": self.round,
                         "dealer": self.dealer,
                         "cease_fire": self.ceasefire,
                         "points": [self.gain[self.side_of[s]] for s in range(self.n)],
                     },
-                    self.rounds_log,
                 )
                 reached = max(self.pts) >= self.options.target
                 if reached and self.options.win_check == "end_of_round_highest":
@@ -316,7 +337,10 @@ class BattlefieldCribbageState(GameState):
         self.phase = "game_over"
 
     def _event(self, event: dict) -> None:
-        self.log = (event, self.log)
+        keys = _LIST_KEYS.get(event["event"])
+        if keys:
+            self.log_lists.append((len(self.log), keys))
+        self.log.append(event)
 
     def _award(self, seat: int, points: int) -> None:
         """Give points to the seat's side; may end the game at once (win_check immediate)."""
@@ -661,20 +685,17 @@ class BattlefieldCribbageState(GameState):
         return hidden
 
     # -- JSON views --------------------------------------------------------------------------------
+    # Views are built on every move (bots get an observation per move), so they copy the logged
+    # events with dict.copy and fix up only the few list fields, rather than rebuilding each event.
     @staticmethod
-    def _unlink(log: tuple | None) -> list[dict]:
-        """The events of a linked log, oldest first, as fresh copies (the log itself is shared)."""
-        items = []
-        while log is not None:
-            items.append({k: list(v) if isinstance(v, list) else v for k, v in log[0].items()})
-            log = log[1]
-        items.reverse()
-        return items
-
-    def _score_map(self) -> dict[str, int]:
-        if self.options.team_mode:
-            return {"team0": self.pts[0], "team1": self.pts[1]}
-        return {f"p{s}": self.pts[s] for s in range(self.n)}
+    def _copy_log(log: list[dict], lists: list[tuple[int, tuple[str, ...]]]) -> list[dict]:
+        """Fresh copies of logged events (the events themselves are shared with clones)."""
+        events = list(map(dict.copy, log))
+        for i, keys in lists:
+            event = events[i]
+            for key in keys:
+                event[key] = event[key][:]
+        return events
 
     def _winner_and_skunk(self) -> tuple[list[int] | None, str | None]:
         """The winning seats (None if not over or tied at the top) and the skunk grade."""
@@ -695,78 +716,80 @@ class BattlefieldCribbageState(GameState):
                 skunk = "single"
         return winners, skunk
 
-    def _public(self) -> dict:
+    def _public(self, view: dict) -> dict:
+        """Add what every seat sees to `view` (which holds the leading keys) and return it."""
         n = self.n
         hand, up = self.hand, self.up
+        over = self.over
+        opts = self.options
         winners, skunk = self._winner_and_skunk()
-        return {
-            "num_players": n,
-            "team_mode": self.options.team_mode,
-            "teams": self.teams(),
-            "options": self.options.model_dump(),
-            "scores": self._score_map(),
-            "score_list": self.scores(),
-            "target": self.options.target,
-            "dealer": self.dealer,
-            "round": self.round,
-            "to_act": None if self.over else self.cur,
-            "phase": self.phase,
-            "hands": [
-                [
-                    {"slot": k, "card": hand[s * HAND + k] if up[s * HAND + k] else None}
-                    for k in range(HAND) if hand[s * HAND + k] is not None
-                ]
-                for s in range(n)
-            ],
-            "line": list(self.line),
-            "line_total": self.total,
-            "out_of_play": list(self.out),
-            "draw_pile_count": len(self.pile),
-            "crib": {"face_down_count": len(self.crib_down), "face_up": list(self.crib_up)},
-            "first_turn_done": list(self.first_done),
-            "went_out": self.went_out,
-            "final_turns_remaining": list(self.finals),
-            "standoff_forced": self.forced is not None and not self.over,
-            "forced_reason": None if self.over else self.forced,
-            "line_takes_without_draw": self.takes,
-            "turn_in_round": self.turns,
-            "common_card": self.common,
-            "game_over": self.over,
-            "end_reason": self.end_reason,
-            "winners": winners,
-            "skunk": skunk,
-            "history": self._unlink(self.log),
-            "rounds": self._unlink(self.rounds_log),
-        }
+        view["num_players"] = n
+        view["team_mode"] = opts.team_mode
+        view["teams"] = self.teams()
+        view["options"] = self.options_json.copy()
+        view["scores"] = dict(zip(self.score_keys, self.pts))
+        view["score_list"] = self.scores()
+        view["target"] = opts.target
+        view["dealer"] = self.dealer
+        view["round"] = self.round
+        view["to_act"] = None if over else self.cur
+        view["phase"] = self.phase
+        view["hands"] = [
+            [{"slot": k, "card": hand[i] if up[i] else None} for k, i in slots
+             if hand[i] is not None]
+            for slots in _SLOTS[:n]
+        ]
+        view["line"] = self.line[:]
+        view["line_total"] = self.total
+        view["out_of_play"] = self.out[:]
+        view["draw_pile_count"] = len(self.pile)
+        view["crib"] = {"face_down_count": len(self.crib_down), "face_up": self.crib_up[:]}
+        view["first_turn_done"] = self.first_done[:]
+        view["went_out"] = self.went_out
+        view["final_turns_remaining"] = self.finals[:]
+        view["standoff_forced"] = self.forced is not None and not over
+        view["forced_reason"] = None if over else self.forced
+        view["line_takes_without_draw"] = self.takes
+        view["turn_in_round"] = self.turns
+        view["common_card"] = self.common
+        view["game_over"] = over
+        view["end_reason"] = self.end_reason
+        view["winners"] = winners
+        view["skunk"] = skunk
+        view["history"] = self._copy_log(self.log, self.log_lists)
+        rounds = list(map(dict.copy, self.rounds_log))
+        for summary in rounds:
+            summary["points"] = summary["points"][:]
+        view["rounds"] = rounds
+        return view
 
     def observation(self, seat: int) -> dict:
         """What `seat` sees: every face-up card, counts of hidden ones, its own drawn card."""
-        obs = {"game": "battlefield_cribbage", "seat": seat}
-        obs.update(self._public())
-        mine = self.pending is not None and self.cur == seat
-        obs["pending_drawn_card"] = self.pending if mine else None
+        obs = self._public({"game": "battlefield_cribbage", "seat": seat})
+        obs["pending_drawn_card"] = self.pending if self.cur == seat else None
         return obs
 
     def full_view(self) -> dict:
         """Everything, face-down cards and the draw pile order included."""
-        view = {"game": "battlefield_cribbage"}
-        view.update(self._public())
+        view = self._public({"game": "battlefield_cribbage"})
+        hand, up = self.hand, self.up
         view["first_dealer"] = self.first_dealer
         view["hands_full"] = [
-            [{"slot": k, "card": self.hand[s * HAND + k], "face_up": self.up[s * HAND + k]}
-             for k in range(HAND) if self.hand[s * HAND + k] is not None]
-            for s in range(self.n)
+            [{"slot": k, "card": hand[i], "face_up": up[i]} for k, i in slots
+             if hand[i] is not None]
+            for slots in _SLOTS[:self.n]
         ]
         view["draw_pile_top_first"] = self.pile[::-1]
-        view["crib_face_down"] = list(self.crib_down)
+        view["crib_face_down"] = self.crib_down[:]
         view["pending_drawn_card"] = self.pending
-        view["show_queue"] = list(self.show_queue)
-        view["previous_round_history"] = self._unlink(self.prev_log)
+        view["show_queue"] = self.show_queue[:]
+        view["previous_round_history"] = self._copy_log(self.prev_log, self.prev_log_lists)
         return view
 
     def clone(self) -> BattlefieldCribbageState:
-        """A cheap independent copy: mutable lists copied; options, RNG and event logs shared."""
-        # The RNG is never used after construction and the logs are immutable linked lists.
+        """A cheap independent copy: mutable lists copied; options, RNG and logged events shared."""
+        # The RNG is never used after construction; logged events are never changed, and only the
+        # current round's log lists are ever appended to.
         new = object.__new__(BattlefieldCribbageState)
         new.__dict__.update(self.__dict__)
         new.pts = self.pts[:]
@@ -782,6 +805,8 @@ class BattlefieldCribbageState(GameState):
         new.finals = self.finals[:]
         new.snaps = set(self.snaps)
         new.show_queue = self.show_queue[:]
+        new.log = self.log[:]
+        new.log_lists = self.log_lists[:]
         return new
 
     # -- positions (tests and analysis) -----------------------------------------------------------
@@ -824,8 +849,9 @@ class BattlefieldCribbageState(GameState):
         state.round = 1
         state.over = False
         state.end_reason = None
-        state.rounds_log = None
-        state.prev_log = None
+        state.rounds_log = ()
+        state.prev_log = []
+        state.prev_log_lists = []
         state.dealer = dealer
         state._reset_round_state()
         state.hand = [c for h in hands for c in h]
