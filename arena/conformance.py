@@ -290,7 +290,7 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _mutate(value: Any) -> None:
+def scribble(value: Any) -> None:
     """Scribble over a JSON value in place, as a careless in-process bot might."""
     stack = [value]
     while stack:
@@ -700,7 +700,7 @@ class _Checker:
                 (f"observation({seat})", state.observation, record.observations[seat]),
                 (f"legal_actions({seat})", state.legal_actions, record.legal[seat]),
             ):
-                _mutate(self.call(what, fn, seat))
+                scribble(self.call(what, fn, seat))
                 after = self.call(what, fn, seat)
                 full = self.call("full_view()", state.full_view)
                 if after != before or full != record.view:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.conformance import json_strings
+from arena.conformance import json_strings, scribble
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import get_game, make_options, new_game, play_out
 from arena.games.battlefield_cribbage import (
@@ -645,20 +645,6 @@ def test_clone_is_independent():
     assert json.dumps(c.full_view()) == after
 
 
-def _scribble(value):
-    """Overwrite a JSON value in place everywhere, as a careless in-process bot might."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            stack.extend(v.values())
-            v["scribble"] = 1
-        elif isinstance(v, list):
-            stack.extend(v)
-            v.append("scribble")
-            v.reverse()
-
-
 def test_mutating_views_never_changes_the_game():
     # The views copy the round logs, which clones share: scribbling over any part of a view (the
     # list fields of logged events included) must leave the game and its later views unchanged.
@@ -669,7 +655,7 @@ def test_mutating_views_never_changes_the_game():
         views = [lambda s=s: g.observation(s) for s in range(2)] + [g.full_view]
         texts = [json.dumps(view()) for view in views]
         for view in views:
-            _scribble(view())
+            scribble(view())
         assert [json.dumps(view()) for view in views] == texts
         full = g.full_view()
         seen.update(e["event"] for e in full["history"] + full["previous_round_history"])
