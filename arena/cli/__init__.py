@@ -263,15 +263,20 @@ def _open(db: Path):
 
 
 def _values(annotation) -> str:
+    """The allowed values of an option's type, e.g. `"a" | "b"`, `int | null`."""
+    import types
     import typing
 
-    args = typing.get_args(annotation)
-    if typing.get_origin(annotation) is typing.Literal:
-        return " | ".join(json.dumps(a) for a in args)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return " | ".join(json.dumps(a) for a in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_values(a) for a in typing.get_args(annotation))
+    if annotation is type(None):
+        return "null"
     if annotation is bool:
         return "true | false"
-    return " | ".join(getattr(a, "__name__", str(a)) for a in args) if args else getattr(
-        annotation, "__name__", str(annotation))
+    return getattr(annotation, "__name__", str(annotation))
 
 
 def print_ratings(rows: list[dict], title: str, fmt: OutputFormat) -> None:
