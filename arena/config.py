@@ -141,6 +141,12 @@ def load_config(path: str | Path) -> tuple[TournamentConfig, list[BotSpec], list
     specs, rows = [], []
     for entry in config.bots:
         spec, row = resolve_bot(entry, path.parent)
+        if row["games"] and config.game not in row["games"]:
+            raise ConfigError(
+                f"{path}: bot {spec.name!r} does not play {config.game} "
+                f"(its manifest lists: {', '.join(row['games'])})"
+            )
+        del row["games"]
         specs.append(spec)
         rows.append(row)
     names = [s.name for s in specs]
@@ -159,7 +165,8 @@ def resolve_bot(entry: BotEntry, base: Path) -> tuple[BotSpec, dict]:
         version = entry.version or ""
         spec = BotSpec(name=entry.name, factory=factory, version=version)
         return spec, {"name": entry.name, "version": version, "command": [f"python:{entry.python}"],
-                      "workdir": "", "language": "python (in process)", "description": ""}
+                      "workdir": "", "language": "python (in process)", "description": "",
+                      "games": []}
     if entry.manifest:
         mpath = (base / entry.manifest).resolve()
         manifest = load_manifest(mpath)
@@ -167,17 +174,17 @@ def resolve_bot(entry: BotEntry, base: Path) -> tuple[BotSpec, dict]:
         command = manifest.command + entry.args
         workdir = (mpath.parent / manifest.workdir).resolve()
         version = entry.version or manifest.version
-        language, description = manifest.language, manifest.description
+        language, description, games = manifest.language, manifest.description, manifest.games
     else:
         name = entry.name
         command = entry.command + entry.args
         workdir = (base / (entry.workdir or ".")).resolve()
-        version, language, description = entry.version or "", "", ""
+        version, language, description, games = entry.version or "", "", "", []
     if not workdir.is_dir():
         raise ConfigError(f"bot {name!r}: working directory {str(workdir)!r} does not exist")
     spec = BotSpec(name=name, command=tuple(command), workdir=str(workdir), version=version)
     return spec, {"name": name, "version": version, "command": command, "workdir": str(workdir),
-                  "language": language, "description": description}
+                  "language": language, "description": description, "games": games}
 
 
 def import_factory(target: str):

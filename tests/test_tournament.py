@@ -180,6 +180,8 @@ def test_games_per_pairing_sets_the_deals(tmp_path):
     (CONFIG.replace('name = "random-b"', 'name = "random"'), "unique; repeated: random"),
     (CONFIG.replace("rounds = 1", "rounds = 1\n[[bots]]\nmanifest = \"missing.toml\""), "no such file"),
     (CONFIG.replace("deals = 2", "games_per_pairing = 5"), "not a multiple of 2"),
+    (CONFIG.replace('game = "xeri"', 'game = "crossfire"').replace("rounds = 1", ""),
+     "bot 'xeri_heuristic' does not play crossfire (its manifest lists: xeri)"),
     (CONFIG.replace("deals = 2", "deals = 2\ngames_per_pairing = 4"), "not both"),
 ])
 def test_bad_configs_are_one_line_errors(tmp_path, text, message):
