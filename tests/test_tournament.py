@@ -250,3 +250,14 @@ def test_team_tables_record_teams_and_share_rating_changes(tmp_path):
     # Partners r1 and r3 (entries 0 and 2) always share every rating change.
     table = {r["bot"]: r["rating"] for r in run.ratings}
     assert table["r1"] == pytest.approx(table["r3"]) and table["r2"] == pytest.approx(table["h"])
+
+
+@pytest.mark.parametrize("path", sorted((BOTS.parent / "configs").glob("*.toml")), ids=lambda p: p.stem)
+def test_shipped_configs_load_and_plan(path):
+    from arena.tournament import plan_matches
+
+    config, bots, _ = load_config(path)
+    matches = plan_matches(config, bots, tournament_id=1)
+    assert matches and all(len(spec.bots) == config.seats for _, spec in matches)
+    ids = [plan.game_id for _, spec in matches for plan in spec.games]
+    assert len(ids) == len(set(ids))
