@@ -23,6 +23,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 DB_OPTION = typer.Option("--db", help="SQLite database file.")
+TOURNAMENT_ARG = typer.Argument(help="Tournament id (default: newest).")
 
 
 def main() -> None:
@@ -106,7 +107,7 @@ def run(
 
 @app.command()
 def ratings(
-    tournament: Annotated[Optional[int], typer.Argument(help="Tournament id (default: newest).")] = None,
+    tournament: Annotated[Optional[int], TOURNAMENT_ARG] = None,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
@@ -122,7 +123,7 @@ def ratings(
 
 @app.command()
 def failures(
-    tournament: Annotated[Optional[int], typer.Argument(help="Tournament id (default: newest).")] = None,
+    tournament: Annotated[Optional[int], TOURNAMENT_ARG] = None,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
 ) -> None:
     """List the forfeited games of a tournament with reason and evidence."""
