@@ -90,9 +90,9 @@ def run_tournament(
     game_cls = get_game(config.game)
     options = make_options(config.game, config.options)
     game_cls.validate_options(options, config.seats)
+    options_json = options.model_dump(mode="json")
     digest = config_digest(config)
     full_config = {**config.model_dump(mode="json"), "digest": digest}
-    tid = None
     if resume:
         existing = store.find_tournament(config.name)
         if existing is None:
@@ -107,7 +107,7 @@ def run_tournament(
         bot_ids = [store.add_bot(**row) for row in bot_rows]
         tid = store.create_tournament(
             config.name, config.game, config.format, config.seats, config.seed,
-            options.model_dump(mode="json"), full_config, bot_ids,
+            options_json, full_config, bot_ids,
         )
     bot_ids = store.bot_ids(tid)
     matches = plan_matches(config, bots, tid)
@@ -120,8 +120,8 @@ def run_tournament(
     try:
         for result in executor.run(s for _, s in todo):
             table = tables[result.match_id]
-            store.record_match(tid, table.round, table.number, config.game,
-                               options.model_dump(mode="json"), result, bot_ids)
+            store.record_match(tid, table.round, table.number, config.game, options_json,
+                               result, bot_ids)
             run.matches_played += 1
             run.games_played += len(result.games)
             if on_result:
