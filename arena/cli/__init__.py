@@ -88,7 +88,7 @@ def run(
     except KeyboardInterrupt:
         err_console.print(
             f"interrupted: finished matches are saved; resume with "
-            f"`arena run {config} --db {db} --resume`"
+            f"`arena run {config} --db {db} --resume`", soft_wrap=True
         )
         raise typer.Exit(130)
     except ArenaError as exc:
