@@ -376,6 +376,7 @@ class _Checker:
         )
 
     def count(self, probe: str, n: int = 1) -> None:
+        """Add `n` to the report's count of a probe."""
         self.report.probes[probe] = self.report.probes.get(probe, 0) + n
 
     def call(self, what: str, fn: Callable, *args: Any) -> Any:
@@ -406,6 +407,7 @@ class _Checker:
 
     # -- one game -------------------------------------------------------------------------------
     def new(self, seed: int) -> GameState:
+        """A new game of this case from `seed`."""
         return self.call("new_game", new_game, self.name, self.options, self.num_seats, seed)
 
     def play_one(self, seed: int, choose: Chooser, probe_rng: random.Random | None = None) -> None:
@@ -467,6 +469,7 @@ class _Checker:
         self.step = None
 
     def check_deck(self, state: GameState) -> list[str]:
+        """The game's deck, checked to hold unique string cards."""
         deck = self.call("deck()", state.deck)
         if not isinstance(deck, list) or not all(isinstance(c, str) for c in deck):
             raise self.fail(f"deck() is not a list of card strings: {_short(deck)}")
@@ -476,6 +479,7 @@ class _Checker:
         return deck
 
     def check_teams(self, state: GameState) -> list[list[int]]:
+        """The game's teams, checked to partition the seats."""
         teams = self.call("teams()", state.teams)
         seats = sorted(s for team in teams for s in team)
         if seats != list(range(self.num_seats)):
@@ -553,6 +557,7 @@ class _Checker:
         return _Step(list(acting), view, observations, legal_lists, list(scores))
 
     def check_accounting(self, zones: Any, deck: list[str]) -> None:
+        """Check the card zones hold exactly the deck."""
         if not isinstance(zones, dict) or not all(
             isinstance(z, str) and isinstance(cards, list) for z, cards in zones.items()
         ):
@@ -571,6 +576,7 @@ class _Checker:
             )
 
     def check_scores(self, what: str, scores: Any, teams: list[list[int]]) -> None:
+        """Check scores are finite, one per seat, and shared within teams."""
         if not isinstance(scores, list) or len(scores) != self.num_seats:
             raise self.fail(f"{what} = {_short(scores)} is not a list of {self.num_seats} numbers")
         for s in scores:
@@ -581,6 +587,7 @@ class _Checker:
                 raise self.fail(f"{what} = {scores}: team {team} members have different scores")
 
     def check_no_result(self, state: GameState) -> None:
+        """Check result() refuses to answer before the end."""
         try:
             state.result()
         except ArenaError:
@@ -641,6 +648,7 @@ class _Checker:
             self.expect_refusal(state, extra, what, view, rng_state)
 
     def check_illegal_after_end(self, state: GameState, view: dict) -> None:
+        """Check a finished game refuses every action and stays unchanged."""
         self.step = len(self.actions)
         rng_state = state.rng.getstate()
         self.expect_refusal(state, {0: BOGUS_ACTION}, "an action after the end", view, rng_state)
@@ -738,6 +746,7 @@ class _Checker:
 
     # -- the end ----------------------------------------------------------------------------------
     def check_result(self, state: GameState, teams: list[list[int]]) -> GameResult:
+        """Check the final result: one entry per seat, ranks consistent with scores and teams."""
         self.step = len(self.actions)
         result = self.call("result()", state.result)
         scores, ranks = list(result.scores), list(result.ranks)
@@ -788,6 +797,7 @@ class _Checker:
             raise
 
     def replay(self, seed: int, steps: list[_Step], result: GameResult, every: int) -> None:
+        """Replay a game from its seed and actions and compare every `every`-th step."""
         state = self.new(seed)
         what = "a replay of the same seed and actions differs"
         for i, actions in enumerate(self.actions):
@@ -804,6 +814,7 @@ class _Checker:
             raise self.fail(f"{what}: result {replayed} instead of {result}")
 
     def compare_step(self, state: GameState, record: _Step, what: str) -> None:
+        """Check a replayed step matches the recorded one."""
         acting = self.call("to_act()", state.to_act)
         if acting != record.acting:
             raise self.fail(f"{what}: to_act() {acting} instead of {record.acting}")
@@ -926,10 +937,12 @@ def hypothesis_check(
     )
     @given(seed=st.integers(0, 2**63 - 1), data=st.data())
     def run(seed: int, data: Any) -> None:
+        """Play and check one game whose actions Hypothesis chooses."""
         fallback = random.Random(seed)
         made = 0
 
         def choose(step: int, seat: int, legal: list) -> int:
+            """The index of the action Hypothesis picks at this step."""
             nonlocal made
             if len(legal) == 1:
                 return 0

@@ -38,11 +38,15 @@ def fail(exc: ArenaError) -> None:
 
 
 class ExecutorKind(str, Enum):
+    """Where matches run."""
+
     ray = "ray"
     serial = "serial"
 
 
 class OutputFormat(str, Enum):
+    """How a table is printed."""
+
     table = "table"
     csv = "csv"
     json = "json"

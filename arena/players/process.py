@@ -52,6 +52,7 @@ class _StderrBuffer:
         self.dropped = 0
 
     def add(self, chunk: bytes) -> None:
+        """Keep a chunk: the head fills first, then the tail keeps the newest bytes."""
         room = self.keep // 2 - len(self.head)
         if room > 0:
             self.head += chunk[:room]
@@ -63,6 +64,7 @@ class _StderrBuffer:
             del self.tail[:cut]
 
     def text(self) -> str:
+        """The kept bytes as text, with a marker where bytes were dropped."""
         middle = f"\n[… {self.dropped} bytes dropped …]\n".encode() if self.dropped else b""
         return bytes(self.head + middle + self.tail).decode("utf-8", "replace")
 
