@@ -128,6 +128,7 @@ class MatchRunner:
         )
         t0 = time.perf_counter()
         failure: tuple[int, BotError] | None = None
+        told: list[int] = []  # the bots that got this game's game_start, and so get its game_end
         # Start (or restart) the players this game needs, in seat order, so failures are stable.
         for seat, b in enumerate(plan.seating):
             try:
@@ -136,6 +137,7 @@ class MatchRunner:
                     game_id=plan.game_id, game=spec.game, options=self.options_json,
                     seat=seat, players=names,
                 ))
+                told.append(b)
             except BotError as exc:
                 failure = (seat, exc)
                 break
@@ -162,7 +164,7 @@ class MatchRunner:
             game_id=plan.game_id, scores=record.scores, ranks=record.ranks,
             termination=record.termination, culprit=record.culprit,
         )
-        for b in plan.seating:
+        for b in told:
             player = self.players[b]
             if player is not None:
                 try:
