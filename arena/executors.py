@@ -58,8 +58,9 @@ class RayExecutor(Executor):
             kwargs = dict(
                 include_dashboard=False, log_to_driver=False, logging_level="ERROR",
                 configure_logging=True,
-                # Workers must import this very `arena` package, whatever the working directory.
-                runtime_env={"env_vars": {"PYTHONPATH": _package_root()}},
+                # Workers must import this very `arena` package and, for in-process bots, the
+                # driver's own modules, whatever their working directory.
+                runtime_env={"env_vars": {"PYTHONPATH": _worker_path()}},
             )
             if address:
                 kwargs["address"] = address
@@ -98,8 +99,10 @@ class RayExecutor(Executor):
             self._started = False
 
 
-def _package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+def _worker_path() -> str:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parts = [root, os.getcwd(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    return os.pathsep.join(dict.fromkeys(p for p in parts if p))
 
 
 def make_executor(kind: str, ray_address: str | None = None, workers: int | None = None) -> Executor:
