@@ -622,3 +622,15 @@ def test_heuristic_beats_random():
         ranks = play_out(game, policies, random.Random(i)).ranks
         wins += ranks[hero] < ranks[1 - hero]
     assert wins / games > 0.65
+
+
+def test_from_position_forgets_the_seed_deals_rejected_piles():
+    seed = next(s for s in range(200) if new_game("xeri", {}, 2, s).redeals)
+    deck = standard_deck()
+    opponent = deck[:4]
+    position = XeriState.from_position(
+        None, hands=[deck[4:8], opponent], pile=deck[8:10], stock=[],
+        captured=[deck[10:30], deck[30:]], dealer=1, seed=seed,
+    )
+    assert position.observation(0)["redeals"] == []
+    assert position.hidden_from(0) == set(opponent)

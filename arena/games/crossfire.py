@@ -156,11 +156,12 @@ class CrossfireState(GameState):
     def _deal(self, size: int) -> None:
         """Start the next deal: rows of `size` cards each, opponent first, then the neutral card."""
         if len(self.stock) < 3 * size:
-            # Only reshuffle_to_25_rounds and sudden death get here: the discards go, shuffled,
-            # under the rest of the stock.
-            pile = self.discards
+            # Only reshuffle_to_25_rounds and sudden death get here: the discards are shuffled
+            # together with the rest of the stock. Putting them under it instead would deal the
+            # never-seen leftovers into known slots and end the blindness of the slot choice.
+            pile = self.discards + self.stock
             self._shuffle(pile)
-            self.stock = pile + self.stock
+            self.stock = pile
             self.discards = []
         stock = self.stock
         dealer = self.dealer

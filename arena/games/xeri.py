@@ -437,6 +437,8 @@ class XeriState(GameState):
         must agree. Later chance (new rounds) uses `seed`.
         """
         game = new_game("xeri", options, 2, seed)
+        # The seed's own deal may have rejected starting piles; they are not part of this position.
+        game.redeals = []
         placed = [*hands[0], *hands[1], *pile, *stock, *captured[0], *captured[1]]
         if sorted(placed) != sorted(DECK):
             missing = sorted(set(DECK) - set(placed))
