@@ -636,3 +636,13 @@ def test_bot_plays_legal_cards_in_every_variant():
                 assert actions[hero] in game.legal_actions(hero)
                 game.apply(actions)
             assert len(game.round_scores) == game.options.rounds
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_relative_movement_under_all_lead_sends_every_pawn_to_10(seats):
+    # Every card moves its pawn at least one space and each colour plays all ten of its cards.
+    for seed in range(5):
+        game = new_game("crosswalk", {"movement": "relative"}, seats, seed)
+        result = play_out(game, [None] * seats, random.Random(seed))
+        assert result.ranks == [1] * seats
+        assert all(set(scores) == {100} for scores in game.observation(0)["round_scores"])
