@@ -63,13 +63,20 @@ class RayExecutor(Executor):
                 runtime_env={"env_vars": {"PYTHONPATH": _worker_path()}},
             )
             if address:
+                _check_reachable(address)
                 kwargs["address"] = address
             else:
                 kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
             try:
                 ray.init(**kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise ConfigError(f"cannot start or join Ray at {address or 'local'}: {exc}") from None
+                hint = ""
+                if address and os.environ.get("RAY_AUTH_MODE") != "token":
+                    hint = (" (if the cluster uses token authentication, set RAY_AUTH_MODE=token "
+                            "and RAY_AUTH_TOKEN, see the README)")
+                raise ConfigError(
+                    f"cannot start or join Ray at {address or 'local'}: {exc}{hint}"
+                ) from None
             self._started = True
         self.max_in_flight = max_in_flight or 4 * max(1, int(ray.available_resources().get("CPU", 1)))
         self._task = ray.remote(num_cpus=1, max_retries=2)(_ray_run_match)
@@ -97,6 +104,19 @@ class RayExecutor(Executor):
         if self._started:
             self.ray.shutdown()
             self._started = False
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast when nothing listens at a `host:port` address (Ray itself retries for minutes)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return  # `auto`, `ray://…` and other forms are left to Ray
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ConfigError(f"cannot join Ray at {address}: nothing answers there ({exc})") from None
 
 
 def _worker_path() -> str:

@@ -71,3 +71,15 @@ def test_conformance_command_reports_a_broken_game(monkeypatch):
                         lambda self, seat: {**original(self, seat), "peek": sorted(self.hidden_from(seat))})
     out = runner.invoke(app, ["conformance", "crossfire", "--games", "1"])
     assert out.exit_code == 1 and "leak" in out.output.lower()
+
+
+def test_unreachable_ray_address_fails_fast_with_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a free port that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = runner.invoke(app, ["run", str(write_config(tmp_path)), "--db", str(tmp_path / "a.db"),
+                              "--ray-address", f"127.0.0.1:{port}"])
+    assert out.exit_code == 2
+    assert f"cannot join Ray at 127.0.0.1:{port}: nothing answers there" in out.output
