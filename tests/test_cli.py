@@ -83,3 +83,20 @@ def test_unreachable_ray_address_fails_fast_with_one_line(tmp_path):
                               "--ray-address", f"127.0.0.1:{port}"])
     assert out.exit_code == 2
     assert f"cannot join Ray at 127.0.0.1:{port}: nothing answers there" in out.output
+
+
+def test_quickstart_runs_through_the_console_script(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    arena = Path(sys.executable).parent / "arena"
+    cmd = [str(arena)] if arena.exists() else [sys.executable, "-m", "arena"]
+    proc = subprocess.run(
+        [*cmd, "run", str(root / "configs" / "quickstart.toml"), "--db", str(tmp_path / "q.db"),
+         "--executor", "serial", "-q"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "24 games in 3 matches" in proc.stdout and "xeri_heuristic" in proc.stdout
