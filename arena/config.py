@@ -140,13 +140,7 @@ def load_config(path: str | Path) -> tuple[TournamentConfig, list[BotSpec], list
         raise _first_error(exc, str(path)) from None
     specs, rows = [], []
     for entry in config.bots:
-        spec, row = resolve_bot(entry, path.parent)
-        if row["games"] and config.game not in row["games"]:
-            raise ConfigError(
-                f"{path}: bot {spec.name!r} does not play {config.game} "
-                f"(its manifest lists: {', '.join(row['games'])})"
-            )
-        del row["games"]
+        spec, row = resolve_bot(entry, path.parent, config.game)
         specs.append(spec)
         rows.append(row)
     names = [s.name for s in specs]
@@ -158,15 +152,14 @@ def load_config(path: str | Path) -> tuple[TournamentConfig, list[BotSpec], list
     return config, specs, rows
 
 
-def resolve_bot(entry: BotEntry, base: Path) -> tuple[BotSpec, dict]:
-    """A BotSpec (absolute paths) and a registry row for one config entry."""
+def resolve_bot(entry: BotEntry, base: Path, game: str) -> tuple[BotSpec, dict]:
+    """A BotSpec (absolute paths) and a registry row for one config entry playing `game`."""
     if entry.python:
         factory = import_factory(entry.python)
         version = entry.version or ""
         spec = BotSpec(name=entry.name, factory=factory, version=version)
         return spec, {"name": entry.name, "version": version, "command": [f"python:{entry.python}"],
-                      "workdir": "", "language": "python (in process)", "description": "",
-                      "games": []}
+                      "workdir": "", "language": "python (in process)", "description": ""}
     if entry.manifest:
         mpath = (base / entry.manifest).resolve()
         manifest = load_manifest(mpath)
@@ -174,17 +167,22 @@ def resolve_bot(entry: BotEntry, base: Path) -> tuple[BotSpec, dict]:
         command = manifest.command + entry.args
         workdir = (mpath.parent / manifest.workdir).resolve()
         version = entry.version or manifest.version
-        language, description, games = manifest.language, manifest.description, manifest.games
+        language, description = manifest.language, manifest.description
+        if manifest.games and game not in manifest.games:
+            raise ConfigError(
+                f"{mpath}: bot {name!r} does not play {game} "
+                f"(its manifest lists: {', '.join(manifest.games)})"
+            )
     else:
         name = entry.name
         command = entry.command + entry.args
         workdir = (base / (entry.workdir or ".")).resolve()
-        version, language, description, games = entry.version or "", "", "", []
+        version, language, description = entry.version or "", "", ""
     if not workdir.is_dir():
         raise ConfigError(f"bot {name!r}: working directory {str(workdir)!r} does not exist")
     spec = BotSpec(name=name, command=tuple(command), workdir=str(workdir), version=version)
     return spec, {"name": name, "version": version, "command": command, "workdir": str(workdir),
-                  "language": language, "description": description, "games": games}
+                  "language": language, "description": description}
 
 
 def import_factory(target: str):

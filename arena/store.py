@@ -155,13 +155,11 @@ class Store:
         if row:
             return row[0]
         with self.db.conn:
-            self._insert("bots", [{
+            return self._insert("bots", [{
                 "name": name, "version": version, "command": _dumps(list(command)),
                 "workdir": workdir, "language": language, "description": description,
                 "added_at": now(),
             }])
-        return self.db.execute(
-            "select id from bots where name = ? and version = ?", [name, version]).fetchone()[0]
 
     def create_tournament(self, name: str, game: str, fmt: str, seats: int, seed: int,
                           options: dict, config: dict, bot_ids: list[int]) -> int:
