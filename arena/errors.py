@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from arena.failures import Termination
+
 
 class ArenaError(Exception):
     """Base of every error Arena raises deliberately."""
@@ -33,9 +35,9 @@ class StoreError(ArenaError):
 
 
 class BotError(ArenaError):
-    """A bot failed; `reason` is one of arena.failures.FailureReason, `evidence` says what it did."""
+    """A bot failed; `reason` is a forfeit Termination value, `evidence` says what it did."""
 
-    reason: str = "crash"
+    reason: str = Termination.CRASH.value
 
     def __init__(self, message: str, evidence: str = ""):
         super().__init__(message)
@@ -45,34 +47,34 @@ class BotError(ArenaError):
 class BotStartupError(BotError):
     """The bot did not start or did not answer `hello` with `ready` in time."""
 
-    reason = "startup_failure"
+    reason = Termination.STARTUP_FAILURE.value
 
 
 class BotTimeout(BotError):
     """The bot did not answer within its time."""
 
-    reason = "timeout"
+    reason = Termination.TIMEOUT.value
 
 
 class BotCrashed(BotError):
     """The bot's process exited or closed its stdout."""
 
-    reason = "crash"
+    reason = Termination.CRASH.value
 
 
 class BadMessage(BotError):
     """The bot sent a line that is not a valid protocol message."""
 
-    reason = "bad_message"
+    reason = Termination.BAD_MESSAGE.value
 
 
 class BotIllegalAction(BotError):
     """The bot answered with an action that is not legal."""
 
-    reason = "illegal_action"
+    reason = Termination.ILLEGAL_ACTION.value
 
 
 class BotFailureBudget(BotError):
     """The bot failed too often in this match and forfeits its remaining games unstarted."""
 
-    reason = "failure_budget"
+    reason = Termination.FAILURE_BUDGET.value

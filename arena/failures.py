@@ -18,6 +18,3 @@ class Termination(str, Enum):
 
     def __str__(self) -> str:
         return self.value
-
-
-FORFEITS = frozenset(t for t in Termination if t is not Termination.NORMAL)
