@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
 from arena.games import make_options, new_game
 from arena.match import GamePlan, MatchRunner, MatchSpec
-from arena.players.base import BotSpec, Player
+from arena.players.base import BotSpec, Player, random_bot
 from arena.protocol import GameEnd, GameStart, Hello, TimeControl
 
 
@@ -94,11 +93,7 @@ def record_transcript(game: str, bots: list[BotSpec], options: dict | None = Non
 
 def random_bots(seats: int) -> list[BotSpec]:
     """The stdlib random bot as a subprocess, once per seat (seeds 1..seats)."""
-    import sys
-
-    folder = Path(__file__).resolve().parent.parent / "bots"
-    return [BotSpec(name=f"random-{i + 1}", command=(sys.executable, "random_bot.py", str(i + 1)),
-                    workdir=str(folder)) for i in range(seats)]
+    return [random_bot(f"random-{i}", i) for i in range(1, seats + 1)]
 
 
 def write_transcript(lines: list[dict], path: Path) -> None:

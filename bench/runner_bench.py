@@ -16,16 +16,14 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from arena.cards import derive_seed
 from arena.games import new_game
 from arena.match import GamePlan, MatchSpec, run_match
-from arena.players.base import BotSpec
+from arena.players.base import random_bot
 from arena.protocol import TimeControl
 from arena.schedulers import seatings
 
-BOTS = Path(__file__).resolve().parent.parent / "bots"
 ECHO = (
     "import json,sys\n"
     "for line in sys.stdin:\n"
@@ -71,8 +69,7 @@ def bare_pipe(lines: list[bytes]) -> float:
 
 def runner(game: str, deals: int) -> tuple[float, int, float]:
     """Seconds for a full match of subprocess random bots, its moves, and its startup share."""
-    bots = tuple(BotSpec(f"random-{i}", command=(sys.executable, "random_bot.py", str(i)),
-                         workdir=str(BOTS)) for i in (1, 2))
+    bots = tuple(random_bot(f"random-{i}", i) for i in (1, 2))
     plans = tuple(GamePlan(f"g{d}-{r}", i, d, r, derive_seed("bench", d), seating)
                   for i, (d, r, seating) in enumerate(seatings(2, deals, True)))
     spec = MatchSpec("bench", game, {}, bots, plans, TimeControl(startup_ms=10_000, move_ms=10_000))

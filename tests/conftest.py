@@ -23,11 +23,6 @@ def store() -> Store:
     return Store(":memory:")
 
 
-def random_bot(name: str = "random", seed: int = 1) -> BotSpec:
-    """The real random bot as a subprocess."""
-    return BotSpec(name=name, command=(sys.executable, "random_bot.py", str(seed)), workdir=str(BOTS))
-
-
 def misbehaving(mode: str, when: int = 1, name: str | None = None) -> BotSpec:
     """A scripted misbehaving subprocess bot (see fakebots/misbehaving_bot.py)."""
     return BotSpec(name=name or f"bad-{mode}",

@@ -10,10 +10,10 @@ import pytest
 
 from arena.cards import derive_seed
 from arena.match import GamePlan, MatchSpec, run_match
-from arena.players.base import BotSpec
+from arena.players.base import BotSpec, random_bot
 from arena.protocol import TimeControl
 from arena.schedulers import seatings
-from conftest import FAST, FirstLegal, SeededRandom, misbehaving, random_bot
+from conftest import FAST, FirstLegal, SeededRandom, misbehaving
 
 
 def spec_for(bots, deals=1, time=FAST, max_failures=3, game="xeri", options=None):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from arena.protocol import GameEnd, GameStart, Ready, TimeControl
@@ -68,6 +70,16 @@ class Player(ABC):
     def log(self) -> str:
         """What the bot wrote to stderr so far (bounded)."""
         return ""
+
+
+# The example bots shipped beside the package (present in a source checkout).
+BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
+
+
+def random_bot(name: str = "random", seed: int = 1) -> BotSpec:
+    """The shipped stdlib random bot (bots/random_bot.py) as a subprocess spec."""
+    return BotSpec(name=name, command=(sys.executable, "random_bot.py", str(seed)),
+                   workdir=str(BOTS_DIR))
 
 
 def make_player(spec: BotSpec, time: TimeControl) -> Player:

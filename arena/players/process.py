@@ -24,7 +24,6 @@ from arena.protocol import (
     decode_bot_message,
     encode,
     encode_dict,
-    evidence,
 )
 
 MAX_LINE_BYTES = 1 << 20  # a longer line from a bot is a bad message
