@@ -696,7 +696,7 @@ def test_cross_process_replay_catches_set_order_dependence(toy):
 def test_cross_process_replay_catches_legal_actions_in_set_order(toy):
     toy()
     GAMES[TOY] = SetLegalToy
-    with pytest.raises(ConformanceError, match=r"another state .*: \$\.legal_actions\[0\]"):
+    with pytest.raises(ConformanceError, match=r"another state .*: \$\.legal_actions\["):
         check_cross_process(TOY, 2, games=1)
 
 
