@@ -1,0 +1,386 @@
+"""`arena tournament ...`: list, show, status, cancel and export stored tournaments; run summaries.
+
+Each command parses its arguments, makes one call into arena.reports (or the store) and renders the
+result. Bot names, evidence and tracebacks are untrusted: every one is escaped before rich sees it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+
+from arena import reports
+from arena.cli._app import (DB_OPTION, TOURNAMENT_ARG, OutputFormat, app, console, err_console,
+                            fail, new_table, open_store, print_ratings)
+from arena.errors import ArenaError, ConfigError
+
+tournament_app = typer.Typer(
+    help="Inspect stored tournaments: list, show, status, cancel, export.", no_args_is_help=True)
+app.add_typer(tournament_app, name="tournament")
+
+ID_ARG = typer.Argument(help="Tournament id.")
+EVIDENCE_SHOWN = 200  # characters of a forfeit's evidence in a table (JSON output has all of it)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_HEADERS = {"buchholz": "BH", "buchholz_cut1": "BH-1", "sonneborn_berger": "SB",
+            "direct_encounter": "DE", "game_points": "game pts"}
+_NAMES = {"buchholz": "Buchholz", "buchholz_cut1": "Buchholz cut-1",
+          "sonneborn_berger": "Sonneborn-Berger", "direct_encounter": "direct encounter"}
+
+
+class ViewFormat(str, Enum):
+    """How show and status print."""
+
+    table = "table"
+    json = "json"
+
+
+class ExportFormat(str, Enum):
+    """The export file formats."""
+
+    jsonl = "jsonl"
+    csv = "csv"
+
+
+# -- rendering helpers ----------------------------------------------------------------------------
+
+
+def _safe(value: object) -> str:
+    """Untrusted text for rich: control characters made visible (no terminal escapes), markup escaped."""
+    text = "" if value is None else str(value)
+    return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
+
+
+def _num(value: float | int | None) -> str:
+    if value is None:
+        return "–"
+    value = round(float(value), 3)
+    return str(int(value)) if value.is_integer() else f"{value:g}"
+
+
+def _print_json(data: object) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _tiebreak_columns(tiebreaks: list[str], limit: int | None = None) -> list[str]:
+    # Game points have their own column already.
+    shown = [t for t in tiebreaks if t != "game_points"]
+    return shown[:limit] if limit is not None else shown
+
+
+def _standings_table(title: str, stage: dict, compact: bool):
+    breaks = _tiebreak_columns(stage["tiebreaks"], 2 if compact else None)
+    cols = ["#", "bot", "pts", "game pts"]
+    if not compact:
+        cols += ["M", "W", "D", "L", "byes"]
+    cols += [_HEADERS[t] for t in breaks]
+    table = new_table(title, *cols, right=tuple(c for c in cols if c != "bot"))
+    for r in stage["standings"]:
+        cells = [str(r["rank"]), _safe(r["bot"]), _num(r["match_points"]), _num(r["game_points"])]
+        if not compact:
+            cells += [str(r[k]) for k in ("matches", "wins", "draws", "losses", "byes")]
+        cells += [_num(r[t]) for t in breaks]
+        table.add_row(*cells)
+    if breaks:
+        table.caption = "tie-breaks in order: " + ", ".join(
+            f"{_HEADERS[t]} {_NAMES[t]}" for t in breaks)
+        table.caption_justify = "left"
+    return table
+
+
+def _overall_table(title: str, rows: list[dict]):
+    stage_names = [f"{s['stage']}. {s['name']}" for s in rows[0]["stages"]] if rows else []
+    cols = ["#", "bot", "points", "stage wins", "game pts", *stage_names]
+    table = new_table(title, *cols, right=tuple(c for c in cols if c != "bot"))
+    for r in rows:
+        cells = [str(r["rank"]), _safe(r["bot"]), _num(r["points"]), str(r["stage_wins"]),
+                 _num(r["game_points"])]
+        for s in r["stages"]:
+            cells.append("left out" if s["left_out"] else "–" if s["rank"] is None
+                         else f"{s['rank']} ({_num(s['points'])})")
+        table.add_row(*cells)
+    return table
+
+
+def _stage_label(stage: dict, event: bool) -> str:
+    return f"stage {stage['stage']} {stage['name']}" if event else stage["name"]
+
+
+def _last_line(text: str | None) -> str:
+    lines = [line for line in (text or "").strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+# -- commands ---------------------------------------------------------------------------------------
+
+
+@tournament_app.command("list")
+def list_tournaments(db: Annotated[Path, DB_OPTION] = Path("arena.db")) -> None:
+    """List the stored tournaments, newest first, with their progress."""
+    try:
+        rows = open_store(db).tournaments()
+    except ArenaError as exc:
+        fail(exc)
+    table = new_table(f"tournaments in {db}", "id", "name", "game", "format", "status", "bots",
+                      "matches", "games", "created", right=("id", "bots", "matches", "games"))
+    for r in rows:
+        table.add_row(str(r["id"]), _safe(r["name"]), _safe(r["game"]), _safe(r["format"]),
+                      _safe(r["status"]), str(r["bots"]), str(r["matches"]), str(r["games"]),
+                      _safe((r["created_at"] or "")[:16].replace("T", " ")))
+    console.print(table)
+
+
+@tournament_app.command()
+def show(
+    tournament: Annotated[Optional[int], TOURNAMENT_ARG] = None,
+    round_no: Annotated[Optional[int], typer.Option("--round", help="Standings and pairings as they were after this round.")] = None,
+    stage: Annotated[Optional[int], typer.Option(min=1, help="Only this stage.")] = None,
+    db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+    format: Annotated[ViewFormat, typer.Option("--format", "-f")] = ViewFormat.table,
+) -> None:
+    """Show standings with tie-breaks, pairings per round, per-deal results, forfeits and errors."""
+    try:
+        store = open_store(db)
+        report = reports.tournament_report(store, store.tournament(tournament)["id"], round_no, stage)
+    except ArenaError as exc:
+        fail(exc)
+    if format is ViewFormat.json:
+        _print_json(report)
+        return
+    t, event = report["tournament"], report["event"]
+    after = f", after round {round_no}" if round_no is not None else ""
+    console.print(f"tournament {t['id']} {_safe(t['name'])}: {_safe(t['game'])} "
+                  f"({_safe(t['format'])}), {_safe(t['status'])}{after}", highlight=False)
+    if event and report["overall"] is not None:
+        console.print(_overall_table("overall standing", report["overall"]))
+    for st in report["stages"]:
+        label = _stage_label(st, event)
+        console.print(_standings_table(
+            f"{label} — {st['format']}, {st['rounds_recorded']}/{st['rounds']} rounds, "
+            f"{st['status']}{after}", st, compact=False))
+        if st["left_out"]:
+            console.print(f"left out (do not play {_safe(st['game'])}): "
+                          + ", ".join(_safe(n) for n in st["left_out"]), highlight=False)
+        _print_pairings(label, st)
+        _print_deals(label, st)
+        _print_forfeits(label, st)
+        _print_errors(label, st)
+
+
+def _print_pairings(label: str, st: dict) -> None:
+    table = new_table(f"{label} — pairings", "round", "table", "bots", "match pts", "game pts",
+                      "status", right=("round", "table"))
+    for rnd in st["pairings"]:
+        for tb in rnd["tables"]:
+            bots = tb["bots"]
+            table.add_row(str(rnd["round"]), str(tb["table"]),
+                          " – ".join(_safe(b["bot"]) for b in bots),
+                          " – ".join(_num(b["match_points"]) for b in bots),
+                          " – ".join(_num(b["game_points"]) for b in bots),
+                          tb["status"] + (f" ({tb['attempts']} attempts)"
+                                          if tb["attempts"] > 1 else ""))
+        for bye in rnd["byes"]:
+            table.add_row(str(rnd["round"]), "bye", _safe(bye["bot"]), _num(bye["points"]), "", "")
+    console.print(table)
+
+
+def _print_deals(label: str, st: dict) -> None:
+    if not st["deals"]:
+        return
+    table = new_table(f"{label} — per deal (pentanomial: deals scoring 0, ½, 1, 1½, 2 for the "
+                      f"first bot)", "round", "table", "bots", "score", "pentanomial", "deals",
+                      right=("round", "table"))
+    for d in st["deals"]:
+        penta = " ".join(str(n) for n in d["pentanomial"]) if d["pentanomial"] else "–"
+        deals = ", ".join(f"{x['deal']}: {_num(x['points'][0])}–{_num(x['points'][1])}"
+                          for x in d["deals"])
+        table.add_row(str(d["round"]), str(d["table"]),
+                      " vs ".join(_safe(b) for b in d["bots"]),
+                      "–".join(_num(p) for p in d["points"]), penta, deals)
+    console.print(table)
+
+
+def _print_forfeits(label: str, st: dict) -> None:
+    if not st["forfeits"]:
+        return
+    table = new_table(f"{label} — forfeits", "game", "bot", "reason", "detail", "evidence")
+    for f in st["forfeits"]:
+        evidence = f["evidence"] or ""
+        if len(evidence) > EVIDENCE_SHOWN:
+            evidence = evidence[:EVIDENCE_SHOWN] + " …"
+        table.add_row(_safe(f["game_id"]), _safe(f["bot"]), _safe(f["reason"]), _safe(f["detail"]),
+                      _safe(evidence))
+    console.print(table)
+
+
+def _print_errors(label: str, st: dict) -> None:
+    if not st["errors"]:
+        return
+    table = new_table(f"{label} — runner errors (not counted against any bot)", "match",
+                      "attempt", "kind", "worker", "match status", "error",
+                      right=("attempt",))
+    for e in st["errors"]:
+        table.add_row(_safe(e["match_id"]), str(e["attempt"]), _safe(e["kind"]), _safe(e["worker"]),
+                      _safe(e["status"]), _safe(_last_line(e["error"])))
+    console.print(table)
+
+
+@tournament_app.command()
+def status(
+    tournament: Annotated[Optional[int], TOURNAMENT_ARG] = None,
+    db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+    format: Annotated[ViewFormat, typer.Option("--format", "-f")] = ViewFormat.table,
+) -> None:
+    """Show a tournament's progress: rounds, games done and planned, ETA, and who runs it."""
+    try:
+        store = open_store(db)
+        info = reports.tournament_status(store, store.tournament(tournament)["id"])
+    except ArenaError as exc:
+        fail(exc)
+    if format is ViewFormat.json:
+        _print_json(info)
+        return
+    console.print(f"tournament {info['id']} {_safe(info['name'])}: {_safe(info['status'])}",
+                  highlight=False)
+    lease = info["lease"]
+    if lease is None:
+        console.print("driver: none holds this tournament", highlight=False)
+    else:
+        age = lease["heartbeat_age_s"]
+        state = ("alive" if lease["alive"]
+                 else "stale: its driver is gone; `arena run CONFIG --resume` takes over")
+        cancel = ", cancel requested" if lease["cancel_requested"] else ""
+        console.print(f"driver: pid {lease['pid']} on {_safe(lease['host'])}, last heartbeat "
+                      f"{_num(age)} s ago ({state}{cancel})", highlight=False)
+    table = new_table("progress", "stage", "name", "status", "rounds", "matches", "errors", "games",
+                      right=("stage", "rounds", "matches", "errors", "games"))
+    for s in info["stages"]:
+        table.add_row(str(s["stage"]), _safe(s["name"]), _safe(s["status"]),
+                      f"{s['rounds_recorded']}/{s['rounds_total']}", str(s["matches_finished"]),
+                      str(s["matches_error"]),
+                      f"{s['games_done']}/{s['games_planned'] if s['games_planned'] is not None else '?'}")
+    console.print(table)
+    planned = info["games_planned"]
+    rate = (f"{info['rate']:.2f} games/s ({info['rate_basis']})" if info["rate"] else "no pace yet")
+    console.print(f"games {info['games_done']}/{planned if planned is not None else '?'}; {rate}; "
+                  f"ETA {_duration(info['eta_s'])}", highlight=False)
+
+
+@tournament_app.command()
+def cancel(
+    tournament: Annotated[int, ID_ARG],
+    db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+) -> None:
+    """Cancel a tournament: ask its running driver to stop, or mark a stopped one cancelled."""
+    try:
+        store = open_store(db)
+        lease = store.lease(tournament)
+        outcome = store.request_cancel(tournament)
+    except ArenaError as exc:
+        fail(exc)
+    if outcome == "requested":
+        holder = f"pid {lease['pid']} on {_safe(lease['host'])}" if lease else "its holder"
+        console.print(f"cancel requested: the driver ({holder}) will stop after the matches in "
+                      f"flight finish (within a heartbeat); finished matches are kept",
+                      highlight=False)
+    else:
+        console.print(f"tournament {tournament} cancelled", highlight=False)
+
+
+@tournament_app.command()
+def export(
+    tournament: Annotated[int, ID_ARG],
+    format: Annotated[ExportFormat, typer.Option("--format", "-f", help="jsonl: one game per line; csv: one row per game seat.")] = ExportFormat.jsonl,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="File to write (default: standard output).")] = None,
+    db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+) -> None:
+    """Export a tournament's games (seats and moves) as JSON lines or CSV."""
+    try:
+        store = open_store(db)
+        tid = store.tournament(tournament)["id"]
+        if output is None:
+            rows = reports.export_tournament(store, tid, format.value, sys.stdout)
+            sys.stdout.flush()
+        else:
+            rows = _export_file(store, tid, format.value, output)
+    except ArenaError as exc:
+        fail(exc)
+    except BrokenPipeError:
+        _quiet_stdout()  # the reader (`| head`) has had enough; the exit should not complain
+        raise typer.Exit(141)
+    except OSError as exc:
+        fail(ConfigError(f"cannot write {output}: {exc.strerror or exc}"))
+    unit = "games" if format is ExportFormat.jsonl else "seat rows"
+    err_console.print(f"{rows} {unit} exported" + (f" to {_safe(output)}" if output else ""),
+                      highlight=False)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so flushing it at exit does not raise a second BrokenPipeError."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a real file (a test runner's buffer): nothing will be flushed to a pipe
+
+
+def _export_file(store, tid: int, fmt: str, output: Path) -> int:
+    """Write the export next to `output` and rename it into place: readers never see half a file."""
+    parent = output.parent if str(output.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{output.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            rows = reports.export_tournament(store, tid, fmt, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # mkstemp makes the file private (0600); the export gets the mode any new file would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, output)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return rows
+
+
+# -- the end of `arena run` --------------------------------------------------------------------------
+
+
+def print_summary(db: Path, tournament_id: int) -> None:
+    """Print what `arena run` ends with: each stage's standings and Elo table, and an event's overall."""
+    try:
+        store = open_store(db)
+        report = reports.tournament_report(store, tournament_id)
+        ratings = {st["stage"]: store.ratings(tournament_id, stage=st["stage"])
+                   for st in report["stages"]}
+    except ArenaError as exc:
+        fail(exc)
+    t, event = report["tournament"], report["event"]
+    for st in report["stages"]:
+        label = _stage_label(st, event)
+        console.print(_standings_table(f"{label} — standings ({st['format']})", st, compact=True))
+        print_ratings(ratings[st["stage"]],
+                      escape(f"{label} — Elo (tournament {t['id']}, {t['status']})"),
+                      OutputFormat.table)
+    if event and report["overall"] is not None:
+        console.print(_overall_table(f"{t['name']} — overall standing", report["overall"]))

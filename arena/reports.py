@@ -1,0 +1,509 @@
+"""Read-only reports on a stored tournament: standings, pairings, deals, progress and exports.
+
+Every function here only reads the database (the driver is its only writer), so reports may run
+while a tournament is being played. Bot names, evidence and tracebacks come from untrusted bots
+and stay plain text: the renderers escape them, CSV cells that a spreadsheet would run as a
+formula are neutralised.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import defaultdict
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from typing import TextIO
+
+from arena.errors import ConfigError
+from arena.scheduling.base import History, MatchScore, Round, Table
+from arena.standings import (StandingRow, default_tiebreaks, overall_standings, pentanomial,
+                             score_match, standings)
+from arena.store import Store
+
+RATE_WINDOW_S = 60.0
+EXPORT_FORMATS = ("jsonl", "csv")
+CSV_COLUMNS = ("game_id", "stage", "round", "table", "match_id", "game", "deal", "rotation", "seed",
+               "seat", "bot", "team", "score", "rank", "termination", "culprit_bot")
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_STANDING_FIELDS = ("match_points", "game_points", "matches", "wins", "draws", "losses", "byes",
+                    "buchholz", "buchholz_cut1", "sonneborn_berger", "direct_encounter")
+
+
+# ---------------------------------------------------------------------------------------------
+# Stages and their history
+
+
+def _stage_row(store: Store, tournament_id: int, stage: int) -> dict:
+    for row in store.stages(tournament_id):
+        if row["stage"] == stage:
+            return row
+    raise ConfigError(f"tournament {tournament_id} has no stage {stage}")
+
+
+def _event_names(store: Store, tournament_id: int) -> dict[int, str]:
+    return {r["entry"]: r["name"] for r in store.db.query(
+        "select t.entry, b.name from tournament_bots t join bots b on b.id = t.bot_id "
+        "where t.tournament_id = ? order by t.entry", [tournament_id])}
+
+
+def _local_names(store: Store, tournament_id: int, stage_row: dict) -> list[str]:
+    names = _event_names(store, tournament_id)
+    return [names[e] for e in stage_row["entrants"]]
+
+
+def _tiebreaks(stage_row: dict) -> tuple[str, ...]:
+    configured = (stage_row["config"] or {}).get("tiebreaks")
+    return tuple(configured) if configured is not None else default_tiebreaks(stage_row["format"])
+
+
+def _bye_points(stage_row: dict) -> float:
+    return float((stage_row["config"] or {}).get("bye_points", 1.0))
+
+
+def _score_of(row: dict) -> MatchScore:
+    # The driver's own conversion (arena.tournament._score_of), kept here so reports do not
+    # import the driver and its executors.
+    return MatchScore(row["round"], row["table"], tuple(row["bots"]), tuple(row["game_points"]),
+                      tuple(row["match_points"]), row["games"],
+                      frozenset(tuple(p) for p in row["partners"]))
+
+
+def _unscored_matches(store: Store, tournament_id: int, stage: int, local: dict[str, int],
+                      scored: set[str]) -> list[MatchScore]:
+    """Finished matches stored without per-match scores (record_match, schema 1), from their games."""
+    rows = list(store.db.query(
+        "select id, round, table_no, bots from matches where tournament_id = ? and stage = ? "
+        "and status = 'finished' order by round, table_no", [tournament_id, stage]))
+    out = []
+    for m in rows:
+        if m["id"] in scored:
+            continue
+        games: dict[str, list[dict]] = {}
+        for s in store.db.query(
+            "select s.game_id, s.bot, s.team, s.rank from game_seats s join games g "
+            "on g.id = s.game_id where g.match_id = ? order by g.ordinal, s.seat", [m["id"]]
+        ):
+            games.setdefault(s["game_id"], []).append(
+                {"entry": local[s["bot"]], "team": s["team"], "rank": s["rank"]})
+        bots = [local[n] for n in json.loads(m["bots"]) if n in local]
+        out.append(score_match(m["round"], m["table_no"], bots, list(games.values())))
+    return out
+
+
+def _rounds(store: Store, tournament_id: int, stage: int) -> list[dict]:
+    """The stage's rounds (tables as bot names), derived from its matches when none are recorded."""
+    rounds = store.rounds(tournament_id, stage)
+    if rounds:
+        return rounds
+    by_round: dict[int, list[list[str]]] = defaultdict(list)
+    for m in store.db.query(
+        "select round, bots from matches where tournament_id = ? and stage = ? "
+        "order by round, table_no", [tournament_id, stage]
+    ):
+        by_round[m["round"]].append(json.loads(m["bots"]))
+    return [{"round": r, "tables": tables, "byes": []} for r, tables in sorted(by_round.items())]
+
+
+def _table_numbers(round_no: int, tables: list, numbers: dict[int, list[int]]) -> list[int]:
+    # Recorded rounds number their tables from 1 in list order; derived ones keep the match's.
+    return numbers.get(round_no) or list(range(1, len(tables) + 1))
+
+
+def stage_history(store: Store, tournament_id: int, stage: int) -> tuple[History, list[str]]:
+    """The stage's History (recorded rounds and finished matches) and its stage-local bot names."""
+    row = _stage_row(store, tournament_id, stage)
+    names = _local_names(store, tournament_id, row)
+    local = {n: i for i, n in enumerate(names)}
+    recorded = store.match_scores(tournament_id, stage)
+    scores = [_score_of(m) for m in recorded]
+    scores += _unscored_matches(store, tournament_id, stage, local,
+                                {m["match_id"] for m in recorded})
+    scores.sort(key=lambda s: (s.round, s.table))
+    rounds = tuple(
+        Round(r["round"],
+              tuple(Table(r["round"], i, tuple(local[n] for n in table if n in local))
+                    for i, table in enumerate(r["tables"], 1)),
+              tuple(local[n] for n in r["byes"] if n in local))
+        for r in _rounds(store, tournament_id, stage))
+    return History(rounds, tuple(scores)), names
+
+
+def _standing_dict(row: StandingRow, bot: str) -> dict:
+    return {"rank": row.rank, "entry": row.entry, "bot": bot,
+            **{f: getattr(row, f) for f in _STANDING_FIELDS}}
+
+
+def _standing_rows(store: Store, tournament_id: int, stage_row: dict,
+                   upto_round: int | None = None) -> tuple[list[StandingRow], list[str]]:
+    history, names = stage_history(store, tournament_id, stage_row["stage"])
+    rows = standings(len(names), history, _tiebreaks(stage_row), _bye_points(stage_row),
+                     upto_round)
+    return rows, names
+
+
+def stage_standings(store: Store, tournament_id: int, stage: int,
+                    upto_round: int | None = None) -> list[dict]:
+    """A stage's standings (after `upto_round`, default all), best first, with every tie-break."""
+    row = _stage_row(store, tournament_id, stage)
+    rows, names = _standing_rows(store, tournament_id, row, upto_round)
+    return [_standing_dict(r, names[r.entry]) for r in rows]
+
+
+def event_standings(store: Store, tournament_id: int) -> list[dict]:
+    """The overall standings over a tournament's stages, with each bot's rank and points per stage."""
+    names = _event_names(store, tournament_id)
+    stage_rows = store.stages(tournament_id)
+    inputs = []
+    for st in stage_rows:
+        played = store.db.execute(
+            "select exists(select 1 from rounds where tournament_id = ? and stage = ?) "
+            "or exists(select 1 from matches where tournament_id = ? and stage = ?)",
+            [tournament_id, st["stage"]] * 2).fetchone()[0]
+        rows = None
+        if played:
+            local_rows, _ = _standing_rows(store, tournament_id, st)
+            # overall_standings counts event entries; a stage ranks its own local indices.
+            rows = [replace(r, entry=st["entrants"][r.entry]) for r in local_rows]
+        inputs.append((st["name"], rows, st["left_out"]))
+    overall = overall_standings(inputs, len(names))
+    out = []
+    for r in overall:
+        per_stage = []
+        for st, cell in zip(stage_rows, r.stages):
+            left_out = r.entry in st["left_out"]
+            per_stage.append({"stage": st["stage"], "name": st["name"], "left_out": left_out,
+                              "rank": cell[0] if cell else None,
+                              "points": cell[1] if cell else None})
+        out.append({"rank": r.rank, "entry": r.entry, "bot": names[r.entry], "points": r.points,
+                    "stage_wins": r.stage_wins, "game_points": r.game_points,
+                    "best_rank": r.best_rank, "stages": per_stage})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The full report
+
+
+def _decoded(row: dict, *keys: str) -> dict:
+    row = dict(row)
+    for key in keys:
+        if isinstance(row.get(key), str):
+            try:
+                row[key] = json.loads(row[key])
+            except ValueError:
+                pass  # not ours to repair: show what is stored
+    return row
+
+
+def _pairings(store: Store, tournament_id: int, stage: int,
+              upto: int | None) -> tuple[list[dict], dict[str, list[dict]]]:
+    matches = {(m["round"], m["table_no"]): m for m in store.db.query(
+        "select id, round, table_no, status, attempts, error, "
+        "(select count(*) from games g where g.match_id = m.id) games "
+        "from matches m where tournament_id = ? and stage = ?", [tournament_id, stage])}
+    bots: dict[str, list[dict]] = defaultdict(list)
+    for b in store.db.query(
+        "select b.match_id, b.bot, b.game_points, b.match_points from match_bots b "
+        "join matches m on m.id = b.match_id where m.tournament_id = ? and m.stage = ? "
+        "order by b.match_id, b.position", [tournament_id, stage]
+    ):
+        bots[b["match_id"]].append(b)
+    numbers: dict[int, list[int]] = defaultdict(list)
+    if not store.rounds(tournament_id, stage):
+        for rnd, table in sorted(matches):
+            numbers[rnd].append(table)
+    byes = defaultdict(dict)
+    for b in store.db.query("select round, bot, points from byes where tournament_id = ? "
+                            "and stage = ?", [tournament_id, stage]):
+        byes[b["round"]][b["bot"]] = b["points"]
+    out = []
+    for r in _rounds(store, tournament_id, stage):
+        if upto is not None and r["round"] > upto:
+            continue
+        tables = []
+        for number, names in zip(_table_numbers(r["round"], r["tables"], numbers), r["tables"]):
+            m = matches.get((r["round"], number))
+            scored = {b["bot"]: b for b in bots.get(m["id"], [])} if m else {}
+            tables.append({
+                "table": number, "match_id": m["id"] if m else None,
+                "status": m["status"] if m else "pending",
+                "attempts": m["attempts"] if m else 0,
+                "games": m["games"] if m else 0,
+                "bots": [{"bot": n,
+                          "match_points": scored[n]["match_points"] if n in scored else None,
+                          "game_points": scored[n]["game_points"] if n in scored else None}
+                         for n in names],
+            })
+        out.append({"round": r["round"], "tables": tables,
+                    "byes": [{"bot": n, "points": byes[r["round"]].get(n)} for n in r["byes"]]})
+    return out, bots
+
+
+def _deal_results(store: Store, tournament_id: int, stage: int, upto: int | None,
+                  bots: dict[str, list[dict]]) -> list[dict]:
+    deals: dict[str, list[dict]] = defaultdict(list)
+    matches = {}
+    for d in store.db.query(
+        "select d.match_id, d.deal, d.bot, d.points, d.games, m.round, m.table_no "
+        "from deals d join matches m on m.id = d.match_id "
+        "where m.tournament_id = ? and m.stage = ? and m.status = 'finished' "
+        "order by m.round, m.table_no, d.deal", [tournament_id, stage]
+    ):
+        if upto is not None and d["round"] > upto:
+            continue
+        deals[d["match_id"]].append(d)
+        matches[d["match_id"]] = (d["round"], d["table_no"])
+    out = []
+    for match_id, (rnd, table) in matches.items():
+        pair = [b["bot"] for b in bots.get(match_id, [])]
+        if len(pair) != 2:
+            continue  # the pentanomial describes a pair of bots; tables of more have no such line
+        first, second = pair
+        per_deal: dict[int, dict] = {}
+        for d in deals[match_id]:
+            cell = per_deal.setdefault(d["deal"], {"deal": d["deal"], "points": [None, None],
+                                                   "games": d["games"]})
+            cell["points"][0 if d["bot"] == first else 1] = d["points"]
+        first_rows = [{"deal": d["deal"], "entry": 0, "points": d["points"], "games": d["games"]}
+                      for d in deals[match_id] if d["bot"] == first]
+        try:
+            penta = list(pentanomial(first_rows))
+        except ValueError:  # deals of other than 2 games (no duplicate rotation) have none
+            penta = None
+        out.append({"match_id": match_id, "round": rnd, "table": table, "bots": pair,
+                    "pentanomial": penta, "points": [sum(d["points"] for d in deals[match_id]
+                                                         if d["bot"] == b) for b in pair],
+                    "deals": [per_deal[k] for k in sorted(per_deal)]})
+    return out
+
+
+def _forfeits(store: Store, tournament_id: int, stage: int, upto: int | None) -> list[dict]:
+    return [dict(r) for r in store.db.query(
+        "select g.id as game_id, g.match_id, m.round, m.table_no as [table], g.culprit_seat as seat, "
+        "g.culprit_bot as bot, g.termination as reason, g.detail, g.evidence "
+        "from games g join matches m on m.id = g.match_id "
+        "where g.tournament_id = ? and g.stage = ? and g.termination != 'normal' "
+        "and (? is null or m.round <= ?) order by g.ordinal",
+        [tournament_id, stage, upto, upto])]
+
+
+def _runner_errors(store: Store, tournament_id: int, stage: int, upto: int | None) -> list[dict]:
+    return [dict(r) for r in store.db.query(
+        "select e.match_id, m.round, m.table_no as [table], e.attempt, e.kind, e.error, e.worker, "
+        "e.recorded_at, m.status from match_errors e join matches m on m.id = e.match_id "
+        "where m.tournament_id = ? and m.stage = ? and (? is null or m.round <= ?) "
+        "order by m.round, m.table_no, e.attempt", [tournament_id, stage, upto, upto])]
+
+
+def tournament_report(store: Store, tournament_id: int, round_no: int | None = None,
+                      stage: int | None = None) -> dict:
+    """Everything `arena tournament show` prints: standings, pairings, deals, forfeits, errors."""
+    t = _decoded(store.tournament(tournament_id), "options", "config")
+    tid = t["id"]
+    all_stages = store.stages(tid)
+    if stage is not None:
+        chosen = [s for s in all_stages if s["stage"] == stage]
+        if not chosen:
+            raise ConfigError(f"tournament {tid} has no stage {stage}")
+    else:
+        chosen = all_stages
+    if round_no is not None:
+        recorded = sorted({r["round"] for s in chosen for r in _rounds(store, tid, s["stage"])})
+        if not recorded:
+            raise ConfigError(f"round {round_no}: tournament {tid} has no round recorded yet")
+        if not recorded[0] <= round_no <= recorded[-1]:
+            raise ConfigError(f"round {round_no}: tournament {tid} has rounds "
+                              f"{recorded[0]}..{recorded[-1]} recorded")
+    names = _event_names(store, tid)
+    stages = []
+    for st in chosen:
+        number = st["stage"]
+        recorded = [r["round"] for r in _rounds(store, tid, number)]
+        rows, local = _standing_rows(store, tid, st, round_no)
+        pairings, bots = _pairings(store, tid, number, round_no)
+        stages.append({
+            "stage": number, "name": st["name"], "game": st["game"], "format": st["format"],
+            "seats": st["seats"], "status": st["status"], "options": st["options"],
+            "rounds": st["rounds"], "rounds_recorded": len(recorded),
+            "tiebreaks": list(_tiebreaks(st)), "bye_points": _bye_points(st),
+            "entrants": local, "left_out": [names[e] for e in st["left_out"] if e in names],
+            "standings": [_standing_dict(r, local[r.entry]) for r in rows],
+            "pairings": pairings,
+            "deals": _deal_results(store, tid, number, round_no, bots),
+            "forfeits": _forfeits(store, tid, number, round_no),
+            "errors": _runner_errors(store, tid, number, round_no),
+        })
+    event = t["format"] == "event"
+    return {"tournament": t, "event": event, "round": round_no, "stages": stages,
+            "overall": event_standings(store, tid) if event else None}
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress
+
+
+def _parse(stamp: str | None) -> datetime | None:
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+
+
+def _stamp(moment: datetime) -> str:
+    # The format of Store.now(), so stored stamps compare as strings in SQL.
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def tournament_status(store: Store, tournament_id: int, now: datetime | None = None) -> dict:
+    """A tournament's progress: status, lease holder, rounds, matches, games, rate and ETA."""
+    t = store.tournament(tournament_id)
+    tid = t["id"]
+    now = now or datetime.now(timezone.utc)
+    lease = store.lease(tid)
+    holder = None
+    if lease is not None:
+        beat = _parse(lease["heartbeat_at"])
+        holder = {"pid": lease["pid"], "host": lease["host"], "started_at": lease["started_at"],
+                  "heartbeat_at": lease["heartbeat_at"],
+                  "heartbeat_age_s": (now - beat).total_seconds() if beat else None,
+                  "alive": bool(lease["alive"]),
+                  "cancel_requested": bool(lease["cancel_requested"])}
+    stages = []
+    for st in store.stages(tid):
+        counts = dict(store.db.execute(
+            "select status, count(*) from matches where tournament_id = ? and stage = ? "
+            "group by status", [tid, st["stage"]]).fetchall())
+        games = store.db.execute("select count(*) from games where tournament_id = ? and stage = ?",
+                                 [tid, st["stage"]]).fetchone()[0]
+        recorded = store.db.execute("select count(*) from rounds where tournament_id = ? and stage = ?",
+                                    [tid, st["stage"]]).fetchone()[0]
+        planned = (st["config"] or {}).get("planned_games")
+        stages.append({"stage": st["stage"], "name": st["name"], "game": st["game"],
+                       "format": st["format"], "status": st["status"],
+                       "rounds_recorded": recorded, "rounds_total": st["rounds"],
+                       "matches_finished": counts.get("finished", 0),
+                       "matches_error": counts.get("error", 0),
+                       "games_done": games, "games_planned": planned})
+    done = sum(s["games_done"] for s in stages)
+    planned = (None if not stages or any(s["games_planned"] is None for s in stages)
+               else sum(s["games_planned"] for s in stages))
+    rate, basis = _rate(store, tid, now, holder)
+    running = t["status"] == "running" and holder is not None and holder["alive"]
+    if t["status"] == "finished":
+        eta = 0.0
+    elif running and planned is not None and rate:
+        eta = max(0, planned - done) / rate
+    else:
+        eta = None  # nothing is playing, or no pace to go by yet
+    return {"id": tid, "name": t["name"], "game": t["game"], "format": t["format"],
+            "status": t["status"], "created_at": t["created_at"], "finished_at": t["finished_at"],
+            "lease": holder, "stages": stages, "games_done": done, "games_planned": planned,
+            "rate": rate, "rate_basis": basis, "eta_s": eta}
+
+
+def _count_since(store: Store, tid: int, since: datetime) -> int:
+    return store.db.execute("select count(*) from games where tournament_id = ? and recorded_at >= ?",
+                            [tid, _stamp(since)]).fetchone()[0]
+
+
+def _rate(store: Store, tid: int, now: datetime,
+          holder: dict | None) -> tuple[float | None, str | None]:
+    """Games per second: over the last minute of a live run, else over its run (or the records)."""
+    run_start = _parse(holder["started_at"]) if holder and holder["alive"] else None
+    if run_start is not None:
+        # A run that began less than a minute ago is measured from its start, not diluted.
+        since = max(now - timedelta(seconds=RATE_WINDOW_S), run_start)
+        span = (now - since).total_seconds()
+        recent = _count_since(store, tid, since)
+        if recent and span > 0:
+            return recent / span, f"last {round(span)} s"
+        span = (now - run_start).total_seconds()
+        played = _count_since(store, tid, run_start)
+        return (played / span if played and span > 0 else None), "this run"
+    first, last, n = store.db.execute(
+        "select min(recorded_at), max(recorded_at), count(*) from games where tournament_id = ?",
+        [tid]).fetchone()
+    start, end = _parse(first), _parse(last)
+    if n and start and end and end > start:
+        return n / (end - start).total_seconds(), "recorded games"
+    return None, None
+
+
+# ---------------------------------------------------------------------------------------------
+# Export
+
+
+def _safe_cell(value: object) -> object:
+    """A CSV cell a spreadsheet shows as text: formulas and their lookalikes get a leading quote."""
+    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def _game_rows(store: Store, tid: int):
+    """Games in ordinal order with their seats and moves, read as three parallel streams."""
+    games = store.db.conn.execute(
+        "select g.id, g.tournament_id, g.stage, m.round, m.table_no, g.match_id, g.game, "
+        "g.options, g.seed, g.deal, g.rotation, g.termination, g.culprit_bot, g.detail, g.evidence "
+        "from games g join matches m on m.id = g.match_id where g.tournament_id = ? "
+        "order by g.ordinal, g.id", [tid])
+    seats = store.db.conn.execute(
+        "select s.game_id, s.seat, s.bot, s.team, s.score, s.rank from game_seats s "
+        "join games g on g.id = s.game_id where g.tournament_id = ? "
+        "order by g.ordinal, g.id, s.seat", [tid])
+    moves = store.db.conn.execute(
+        "select v.game_id, v.ply, v.step, v.seat, v.action, v.ms from moves v "
+        "join games g on g.id = v.game_id where g.tournament_id = ? "
+        "order by g.ordinal, g.id, v.ply", [tid])
+
+    def take(cursor, game_id, pending):
+        rows = []
+        while True:
+            row = pending[0] if pending else cursor.fetchone()
+            pending.clear()
+            if row is None:
+                return rows
+            if row[0] != game_id:
+                pending.append(row)
+                return rows
+            rows.append(row)
+
+    seat_pending: list = []
+    move_pending: list = []
+    for g in games:
+        yield g, take(seats, g[0], seat_pending), take(moves, g[0], move_pending)
+
+
+def export_tournament(store: Store, tournament_id: int, fmt: str, out: TextIO) -> int:
+    """Write a tournament's games to `out` as JSON lines (one per game) or CSV (one row per seat)."""
+    if fmt not in EXPORT_FORMATS:
+        raise ConfigError(f"unknown export format {fmt!r} (choose {', '.join(EXPORT_FORMATS)})")
+    tid = store.tournament(tournament_id)["id"]
+    written = 0
+    if fmt == "jsonl":
+        for g, seats, moves in _game_rows(store, tid):
+            record = {
+                "id": g[0], "tournament_id": g[1], "stage": g[2], "round": g[3], "table": g[4],
+                "match_id": g[5], "game": g[6], "options": json.loads(g[7]) if g[7] else {},
+                "seed": g[8], "deal": g[9], "rotation": g[10], "termination": g[11],
+                "culprit_bot": g[12], "detail": g[13], "evidence": g[14],
+                "seats": [{"seat": s[1], "bot": s[2], "team": s[3], "score": s[4], "rank": s[5]}
+                          for s in seats],
+                "moves": [{"ply": m[1], "step": m[2], "seat": m[3], "action": json.loads(m[4]),
+                           "ms": m[5]} for m in moves],
+            }
+            out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+            written += 1
+        return written
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for g, seats, _ in _game_rows(store, tid):
+        for s in seats:
+            writer.writerow([_safe_cell(v) for v in (
+                g[0], g[2], g[3], g[4], g[5], g[6], g[9], g[10], g[8], s[1], s[2], s[3], s[4],
+                s[5], g[11], g[12])])
+            written += 1
+    return written
