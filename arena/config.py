@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from arena.errors import ConfigError
+from arena.games import get_game
 from arena.players.base import BotSpec
 from arena.protocol import TimeControl
 
@@ -66,29 +67,39 @@ class RatingConfig(_Strict):
     initial: float = 1500.0
 
 
-class TournamentConfig(_Strict):
-    """A whole tournament: game, format, bots, deals, seed, time control and ratings."""
+STAGE_KEYS = frozenset({
+    "game", "format", "seats", "deals", "games_per_pairing", "duplicate", "cycles", "rounds",
+    "candidates", "seeding", "tiebreaks", "bye_points", "max_failures", "options",
+})
+FORMATS = ("round_robin", "swiss", "gauntlet")
 
-    name: str
+
+class StageConfig(_Strict):
+    """One stage of an event: a game, its format, seats, deals and options."""
+
+    name: str | None = Field(default=None, description="Stage name (default: the game's name).")
     game: str
-    format: Literal["round_robin"] = "round_robin"
+    format: str = Field(default="round_robin", description="round_robin, swiss or gauntlet.")
     seats: int = Field(default=2, ge=2, le=4, description="Seats per table.")
-    seed: int = 0
     deals: int = Field(default=2, ge=1, description="Deals per match.")
     games_per_pairing: int | None = Field(
         default=None, ge=1,
         description="Games per match, instead of `deals`: deals × seats with duplicate deals.",
     )
     duplicate: bool = Field(default=True, description="Play each deal once per seat rotation.")
-    cycles: int = Field(default=1, ge=1, description="Round-robin repetitions.")
+    cycles: int = Field(default=1, ge=1, description="Round-robin or gauntlet repetitions.")
+    rounds: int | None = Field(default=None, ge=1, description="Swiss rounds (default ⌈log2 N⌉+1).")
+    candidates: list[str] = Field(default_factory=list, description="Gauntlet: bots that play the field.")
+    seeding: list[str] = Field(default_factory=list, description="Swiss: initial order, strongest first.")
+    tiebreaks: list[str] | None = Field(default=None, description="Tie-break order (default per format).")
+    bye_points: float = Field(default=1.0, ge=0, description="Match points of a bye.")
     max_failures: int = Field(default=3, ge=1, description="Failures of a bot before it forfeits the rest of a match.")
     options: dict[str, Any] = Field(default_factory=dict)
-    time: TimeConfig = Field(default_factory=TimeConfig)
-    rating: RatingConfig = Field(default_factory=RatingConfig)
-    bots: list[BotEntry] = Field(min_length=2)
 
     @model_validator(mode="after")
-    def _games_per_pairing(self) -> TournamentConfig:
+    def _games_per_pairing(self) -> StageConfig:
+        if self.format not in FORMATS:
+            raise ValueError(f"unknown format {self.format!r} (choose {', '.join(FORMATS)})")
         if self.games_per_pairing is not None:
             if "deals" in self.model_fields_set:
                 raise ValueError("give deals or games_per_pairing, not both")
@@ -99,12 +110,70 @@ class TournamentConfig(_Strict):
                     f"(each deal is played once per seat rotation)"
                 )
             self.deals = self.games_per_pairing // per_deal
+        if self.name is None:
+            self.name = self.game
         return self
 
 
-def _first_error(exc: ValidationError, source: str) -> ConfigError:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "config"
+class TournamentConfig(_Strict):
+    """A tournament: one stage (keys at the top level) or an event of several `[[stages]]`.
+
+    In an event, stage keys given at the top level are defaults for every stage.
+    """
+
+    name: str
+    seed: int = 0
+    match_attempts: int = Field(default=3, ge=1, le=20,
+                                description="Attempts of a match that fails by a runner error.")
+    pin_cpu: bool = Field(default=True, description="Pin each match and its bots to one core.")
+    time: TimeConfig = Field(default_factory=TimeConfig)
+    rating: RatingConfig = Field(default_factory=RatingConfig)
+    bots: list[BotEntry] = Field(min_length=2)
+    stages: list[StageConfig] = Field(min_length=1)
+    event: bool = Field(default=False, description="Set when the config has [[stages]].")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stages_from_top_level(cls, raw: Any) -> Any:
+        if not isinstance(raw, dict):
+            return raw
+        raw = dict(raw)
+        if "event" in raw:
+            raise ValueError("event is derived from [[stages]]; do not set it")
+        defaults = {k: raw.pop(k) for k in list(raw) if k in STAGE_KEYS}
+        if "stages" in raw:
+            stages = raw["stages"]
+            if not isinstance(stages, list) or not stages:
+                raise ValueError("stages: give at least one [[stages]] table")
+            raw["stages"] = [{**defaults, **s} if isinstance(s, dict) else s for s in stages]
+            raw["event"] = True
+        else:
+            raw["stages"] = [defaults]
+        return raw
+
+    @model_validator(mode="after")
+    def _unique_stage_names(self) -> TournamentConfig:
+        names = [s.name for s in self.stages]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"stage names must be unique; repeated: {', '.join(dupes)} "
+                             f"(give each stage a name)")
+        return self
+
+    @property
+    def games(self) -> list[str]:
+        """The games of the stages, in order."""
+        return [s.game for s in self.stages]
+
+
+def _first_error(exc: ValidationError, source: str, single_stage: bool = False) -> ConfigError:
+    errors = exc.errors()
+    # A wrong value says more than a missing key that may simply not be written yet.
+    err = next((e for e in errors if e["type"] != "missing"), errors[0])
+    loc = list(err["loc"])
+    if single_stage and loc[:2] == ["stages", 0]:
+        loc = loc[2:]  # the stage keys were written at the top level
+    where = ".".join(str(p) for p in loc) or "config"
     bad = f" (got {err['input']!r})" if err["type"] not in ("missing",) and not isinstance(err.get("input"), dict) else ""
     msg = err["msg"].removeprefix("Value error, ")
     return ConfigError(f"{source}: {where}: {msg}{bad}")
@@ -117,6 +186,8 @@ def read_toml(path: Path) -> dict:
             return tomllib.load(fh)
     except FileNotFoundError:
         raise ConfigError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"not a file: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
@@ -129,37 +200,64 @@ def load_manifest(path: Path) -> Manifest:
         raise _first_error(exc, str(path)) from None
 
 
+def parse_config(raw: dict, source: str = "config") -> TournamentConfig:
+    """A validated TournamentConfig from parsed TOML; ConfigError names the key and the value."""
+    try:
+        return TournamentConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise _first_error(exc, source, single_stage="stages" not in raw) from None
+
+
 def load_config(path: str | Path) -> tuple[TournamentConfig, list[BotSpec], list[dict]]:
-    """The tournament config, its bots as BotSpecs, and their registry rows; all paths resolved."""
+    """The tournament config, its bots as BotSpecs, and their registry rows; all paths resolved.
+
+    Each row's `games` lists the games its manifest declares (empty: any game). A single-game
+    tournament refuses a bot that does not play its game; an event leaves it out of that stage.
+    """
     path = Path(path)
     raw = read_toml(path)
     raw.setdefault("name", path.stem)
-    try:
-        config = TournamentConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise _first_error(exc, str(path)) from None
+    config = parse_config(raw, str(path))
     specs, rows = [], []
     for entry in config.bots:
-        spec, row = resolve_bot(entry, path.parent, config.game)
+        spec, row = resolve_bot(entry, path.parent, None if config.event else config.stages[0].game)
         specs.append(spec)
         rows.append(row)
     names = [s.name for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ConfigError(f"{path}: bot names must be unique; repeated: {', '.join(dupes)}")
-    if len(specs) < config.seats:
-        raise ConfigError(f"{path}: {len(specs)} bots cannot fill tables of {config.seats} seats")
+    for stage in config.stages:
+        where = f"{path}: stage {stage.name!r}" if config.event else str(path)
+        try:
+            get_game(stage.game)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        for key in ("candidates", "seeding"):
+            unknown = [n for n in getattr(stage, key) if n not in names]
+            if unknown:
+                raise ConfigError(f"{where}: {key}: no bot named {unknown[0]!r}")
+        players = stage_entrants(stage, rows)
+        if len(players) < stage.seats:
+            raise ConfigError(f"{where}: {len(players)} bots cannot fill tables of {stage.seats} seats")
     return config, specs, rows
 
 
-def resolve_bot(entry: BotEntry, base: Path, game: str) -> tuple[BotSpec, dict]:
-    """A BotSpec (absolute paths) and a registry row for one config entry playing `game`."""
+def stage_entrants(stage: StageConfig, rows: list[dict]) -> list[int]:
+    """Entry indices of the bots that play a stage: those whose manifest lists its game (or none)."""
+    return [i for i, row in enumerate(rows) if not row.get("games") or stage.game in row["games"]]
+
+
+def resolve_bot(entry: BotEntry, base: Path, game: str | None) -> tuple[BotSpec, dict]:
+    """A BotSpec (absolute paths) and a registry row for one config entry; `game`: it must play it."""
+    games: list[str] = []
     if entry.python:
         factory = import_factory(entry.python)
         version = entry.version or ""
         spec = BotSpec(name=entry.name, factory=factory, version=version)
         return spec, {"name": entry.name, "version": version, "command": [f"python:{entry.python}"],
-                      "workdir": "", "language": "python (in process)", "description": ""}
+                      "workdir": "", "language": "python (in process)", "description": "",
+                      "games": games}
     if entry.manifest:
         mpath = (base / entry.manifest).resolve()
         manifest = load_manifest(mpath)
@@ -167,8 +265,8 @@ def resolve_bot(entry: BotEntry, base: Path, game: str) -> tuple[BotSpec, dict]:
         command = manifest.command + entry.args
         workdir = (mpath.parent / manifest.workdir).resolve()
         version = entry.version or manifest.version
-        language, description = manifest.language, manifest.description
-        if manifest.games and game not in manifest.games:
+        language, description, games = manifest.language, manifest.description, manifest.games
+        if game and manifest.games and game not in manifest.games:
             raise ConfigError(
                 f"{mpath}: bot {name!r} does not play {game} "
                 f"(its manifest lists: {', '.join(manifest.games)})"
@@ -182,7 +280,7 @@ def resolve_bot(entry: BotEntry, base: Path, game: str) -> tuple[BotSpec, dict]:
         raise ConfigError(f"bot {name!r}: working directory {str(workdir)!r} does not exist")
     spec = BotSpec(name=name, command=tuple(command), workdir=str(workdir), version=version)
     return spec, {"name": name, "version": version, "command": command, "workdir": str(workdir),
-                  "language": language, "description": description}
+                  "language": language, "description": description, "games": list(games)}
 
 
 def import_factory(target: str):

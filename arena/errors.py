@@ -78,3 +78,15 @@ class BotFailureBudget(BotError):
     """The bot failed too often in this match and forfeits its remaining games unstarted."""
 
     reason = Termination.FAILURE_BUDGET.value
+
+
+class LeaseError(ArenaError):
+    """Another driver holds the tournament (or a dead one left a lease to take over)."""
+
+
+class MatchErrorLimit(ArenaError):
+    """A match failed by runner errors (not a bot's fault) on every allowed attempt."""
+
+
+class Cancelled(ArenaError):
+    """The tournament was cancelled (`arena tournament cancel`) while this driver ran it."""

@@ -7,17 +7,24 @@ every game row has its seed and every move, so any game can be replayed exactly.
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from arena.errors import StoreError
+from arena.errors import LeaseError, StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+LEASE_STALE_S = 60.0  # a lease whose heartbeat is older than this belongs to a dead driver
+ERROR_KEEP = 16 * 1024  # characters of a runner error's traceback kept per attempt
 
 
 def now() -> str:
@@ -33,6 +40,7 @@ class Store:
     """The Arena database. Only the driver process writes to it."""
 
     def __init__(self, path: str | Path | None = None):
+        self.path = None if path is None or str(path) == ":memory:" else Path(path)
         if path is None or str(path) == ":memory:":
             self.db = sqlite_utils.Database(memory=True)
         else:
@@ -40,9 +48,10 @@ class Store:
                 self.db = sqlite_utils.Database(sqlite3.connect(str(path), timeout=30))
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot open database {str(path)!r}: {exc}") from None
-            self.db.enable_wal()
         self.db.execute("PRAGMA foreign_keys = ON")
-        self._migrate()
+        self._migrate()  # refuses a foreign file before anything below could change it
+        if self.path is not None:
+            self.db.enable_wal()
 
     def _insert(self, table: str, rows: Iterable[dict]) -> int | None:
         """Insert rows inside the caller's transaction; returns the last rowid.
@@ -62,109 +71,68 @@ class Store:
         return None
 
     # -- schema ---------------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One explicit transaction (DDL included): everything in it lands, or nothing does."""
+        conn = self.db.conn
+        if conn.in_transaction:  # an implicit transaction left open must not swallow ours
+            conn.commit()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+
     def _migrate(self) -> None:
         try:
             tables = set(self.db.table_names())
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"not an Arena database: {exc}") from None
         if "meta" in tables:
-            version = int(self.db["meta"].get("schema_version")["value"])
+            try:
+                version = int(self.db["meta"].get("schema_version")["value"])
+            except (sqlite_utils.db.NotFoundError, TypeError, ValueError, sqlite3.DatabaseError):
+                raise StoreError("not an Arena database: its meta table has no schema version") from None
             if version > SCHEMA_VERSION:
                 raise StoreError(
                     f"database schema version {version} is newer than this Arena ({SCHEMA_VERSION})"
                 )
-            return
-        if tables:
+        elif tables:
             raise StoreError(f"not an Arena database: it has tables {sorted(tables)[:5]}")
-        with self.db.conn:
-            self._create_schema()
-
-    def _create_schema(self) -> None:
-        db = self.db
-        db["meta"].create({"key": str, "value": str}, pk="key")
-        db["meta"].insert({"key": "schema_version", "value": str(SCHEMA_VERSION)})
-        db["bots"].create(
-            {"id": int, "name": str, "version": str, "command": str, "workdir": str,
-             "language": str, "description": str, "added_at": str},
-            pk="id", not_null={"name", "version"},
-        )
-        db["bots"].create_index(["name", "version"], unique=True)
-        db["tournaments"].create(
-            {"id": int, "name": str, "game": str, "format": str, "seats": int, "seed": int,
-             "options": str, "config": str, "status": str, "created_at": str,
-             "finished_at": str},
-            pk="id",
-        )
-        db["tournament_bots"].create(
-            {"tournament_id": int, "bot_id": int, "entry": int},
-            pk=("tournament_id", "bot_id"),
-            foreign_keys=[("tournament_id", "tournaments", "id"), ("bot_id", "bots", "id")],
-        )
-        db["matches"].create(
-            {"id": str, "tournament_id": int, "round": int, "table_no": int, "bots": str,
-             "status": str, "duration_ms": float, "finished_at": str},
-            pk="id", foreign_keys=[("tournament_id", "tournaments", "id")],
-        )
-        db["matches"].create_index(["tournament_id"])
-        db["games"].create(
-            {"id": str, "match_id": str, "tournament_id": int, "ordinal": int, "game": str,
-             "options": str, "num_seats": int, "deal": int, "rotation": int, "seed": int,
-             "termination": str, "culprit_seat": int, "culprit_bot": str, "detail": str,
-             "evidence": str, "steps": int, "duration_ms": float, "recorded_at": str},
-            pk="id",
-            foreign_keys=[("match_id", "matches", "id"), ("tournament_id", "tournaments", "id")],
-        )
-        db["games"].create_index(["tournament_id", "ordinal"])
-        db["games"].create_index(["match_id"])
-        db["game_seats"].create(
-            {"game_id": str, "seat": int, "bot_id": int, "bot": str, "team": int,
-             "score": float, "rank": int},
-            pk=("game_id", "seat"),
-            foreign_keys=[("game_id", "games", "id"), ("bot_id", "bots", "id")],
-        )
-        db["game_seats"].create_index(["bot_id"])
-        db["moves"].create(
-            {"game_id": str, "ply": int, "step": int, "seat": int, "action": str, "ms": float},
-            pk=("game_id", "ply"), foreign_keys=[("game_id", "games", "id")],
-        )
-        db["bot_logs"].create(
-            {"match_id": str, "bot": str, "stderr": str},
-            pk=("match_id", "bot"), foreign_keys=[("match_id", "matches", "id")],
-        )
-        db["ratings"].create(
-            {"tournament_id": int, "method": str, "bot": str, "rating": float, "games": int,
-             "wins": float, "draws": float, "losses": float, "points": float, "score_pct": float,
-             "computed_at": str},
-            pk=("tournament_id", "method", "bot"),
-            foreign_keys=[("tournament_id", "tournaments", "id")],
-        )
-        db["rating_history"].create(
-            {"tournament_id": int, "method": str, "ordinal": int, "game_id": str, "bot": str,
-             "before": float, "after": float},
-            pk=("tournament_id", "method", "ordinal", "bot"),
-            foreign_keys=[("tournament_id", "tournaments", "id")],
-        )
+        else:
+            version = 0
+        # Numbered migrations, each in one transaction with its version bump: a crash mid-way
+        # leaves the database at the previous version, never between two.
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            with self.transaction():
+                MIGRATIONS[number](self)
+                self.db.conn.execute(
+                    "insert or replace into meta (key, value) values ('schema_version', ?)",
+                    [str(number)])
 
     # -- bots and tournaments -------------------------------------------------------------------
     def add_bot(self, name: str, version: str = "", command: Iterable[str] = (), workdir: str = "",
-                language: str = "", description: str = "") -> int:
+                language: str = "", description: str = "", games: Iterable[str] = ()) -> int:
         """The id of bot (name, version), registering it if new."""
         row = self.db.execute(
             "select id from bots where name = ? and version = ?", [name, version]
         ).fetchone()
         if row:
             return row[0]
-        with self.db.conn:
+        with self.transaction():
             return self._insert("bots", [{
                 "name": name, "version": version, "command": _dumps(list(command)),
                 "workdir": workdir, "language": language, "description": description,
-                "added_at": now(),
+                "games": _dumps(list(games)), "added_at": now(),
             }])
 
     def create_tournament(self, name: str, game: str, fmt: str, seats: int, seed: int,
-                          options: dict, config: dict, bot_ids: list[int]) -> int:
-        """Record a new tournament and its entrants; returns its id."""
-        with self.db.conn:
+                          options: dict, config: dict, bot_ids: list[int],
+                          stages: Iterable[dict] = (), lease: Lease | None = None) -> int:
+        """Record a new tournament, its entrants, its stages and its lease together; returns its id."""
+        with self.transaction():
             tid = self._insert("tournaments", [{
                 "name": name, "game": game, "format": fmt, "seats": seats, "seed": seed,
                 "options": _dumps(options), "config": _dumps(config), "status": "running",
@@ -173,14 +141,28 @@ class Store:
             self._insert("tournament_bots", (
                 {"tournament_id": tid, "bot_id": b, "entry": i} for i, b in enumerate(bot_ids)
             ))
+            self._insert("stages", (
+                {"tournament_id": tid, "stage": i + 1, "status": "pending", "finished_at": None,
+                 **{k: (_dumps(v) if isinstance(v, (dict, list)) else v) for k, v in st.items()}}
+                for i, st in enumerate(stages)
+            ))
+            if lease is not None:
+                self._write_lease(tid, lease)
         return tid
 
     def set_status(self, tournament_id: int, status: str) -> None:
-        """Mark a tournament running, finished or interrupted."""
-        with self.db.conn:
+        """Mark a tournament running, finished, interrupted, error or cancelled."""
+        with self.transaction():
             self.db.conn.execute(
                 "update tournaments set status = ?, finished_at = ? where id = ?",
-                [status, now() if status == "finished" else None, tournament_id])
+                [status, now() if status in ("finished", "cancelled") else None, tournament_id])
+
+    def set_stage_status(self, tournament_id: int, stage: int, status: str) -> None:
+        """Mark a stage pending, running, finished or error."""
+        with self.transaction():
+            self.db.conn.execute(
+                "update stages set status = ?, finished_at = ? where tournament_id = ? and stage = ?",
+                [status, now() if status == "finished" else None, tournament_id, stage])
 
     def tournament(self, tournament_id: int | None = None) -> dict:
         """A tournament row (the newest when no id is given); StoreError if there is none."""
@@ -194,10 +176,28 @@ class Store:
         except sqlite_utils.db.NotFoundError:
             raise StoreError(f"no tournament with id {tournament_id}") from None
 
+    def tournaments(self) -> list[dict]:
+        """Every tournament with its progress counts, newest first."""
+        return list(self.db.query(
+            "select t.id, t.name, t.game, t.format, t.status, t.created_at, t.finished_at, "
+            "(select count(*) from tournament_bots b where b.tournament_id = t.id) as bots, "
+            "(select count(*) from matches m where m.tournament_id = t.id "
+            " and m.status = 'finished') as matches, "
+            "(select count(*) from games g where g.tournament_id = t.id) as games "
+            "from tournaments t order by t.id desc"))
+
     def find_tournament(self, name: str) -> dict | None:
         """The newest tournament with this name, if any."""
         rows = list(self.db["tournaments"].rows_where("name = ?", [name], order_by="id desc", limit=1))
         return rows[0] if rows else None
+
+    def stages(self, tournament_id: int) -> list[dict]:
+        """A tournament's stages in order, JSON columns decoded."""
+        rows = list(self.db["stages"].rows_where("tournament_id = ?", [tournament_id], order_by="stage"))
+        for r in rows:
+            for key in ("options", "config", "entrants", "left_out"):
+                r[key] = json.loads(r[key]) if r[key] else ([] if key in ("entrants", "left_out") else {})
+        return rows
 
     def bot_ids(self, tournament_id: int) -> dict[str, int]:
         """Entrant bot name -> bot id for a tournament."""
@@ -206,65 +206,185 @@ class Store:
             "where t.tournament_id = ? order by t.entry", [tournament_id])}
 
     def recorded_matches(self, tournament_id: int) -> set[str]:
-        """Ids of the matches of a tournament already recorded (skipped on resume)."""
+        """Ids of the finished matches of a tournament (skipped on resume)."""
         return {r["id"] for r in self.db.query(
-            "select id from matches where tournament_id = ?", [tournament_id])}
+            "select id from matches where tournament_id = ? and status = 'finished'", [tournament_id])}
 
-    # -- results --------------------------------------------------------------------------------
-    def record_match(self, tournament_id: int, round_no: int, table_no: int, game: str,
-                     options: dict, result, bot_ids: dict[str, int]) -> None:
-        """Write one MatchResult (match, games, seats, moves, logs) in a single transaction."""
-        opts = _dumps(options)
-        stamp = now()
-        with self.db.conn:
-            self._insert("matches", [{
-                "id": result.match_id, "tournament_id": tournament_id, "round": round_no,
-                "table_no": table_no, "bots": _dumps(sorted({n for g in result.games for n in g.seats})),
-                "status": "finished", "duration_ms": round(result.duration_ms, 3),
-                "finished_at": stamp,
+    def match_attempts(self, tournament_id: int) -> dict[str, int]:
+        """Match id -> attempts so far, for matches whose last attempt was a runner error."""
+        return {r["id"]: r["attempts"] for r in self.db.query(
+            "select id, attempts from matches where tournament_id = ? and status = 'error'",
+            [tournament_id])}
+
+    # -- rounds ---------------------------------------------------------------------------------
+    def record_round(self, tournament_id: int, stage: int, round_no: int, tables: list[list[str]],
+                     byes: list[str], bye_points: float, bot_ids: dict[str, int]) -> None:
+        """Record a round's pairings (bots by name, in seat order) and its byes, before it is played."""
+        with self.transaction():
+            self._insert("rounds", [{
+                "tournament_id": tournament_id, "stage": stage, "round": round_no,
+                "tables": _dumps(tables), "byes": _dumps(byes), "created_at": now(),
             }])
-            games, seats, moves = [], [], []
-            for g in result.games:
-                team_of = {s: t for t, members in enumerate(g.teams) for s in members}
-                games.append({
-                    "id": g.game_id, "match_id": result.match_id, "tournament_id": tournament_id,
-                    "ordinal": g.ordinal, "game": game, "options": opts,
-                    "num_seats": len(g.seats), "deal": g.deal, "rotation": g.rotation,
-                    "seed": g.seed, "termination": g.termination, "culprit_seat": g.culprit,
-                    "culprit_bot": g.seats[g.culprit] if g.culprit is not None else None,
-                    "detail": g.detail, "evidence": g.evidence,
-                    "steps": len({m.step for m in g.moves}),
-                    "duration_ms": round(g.duration_ms, 3), "recorded_at": stamp,
-                })
-                for seat, name in enumerate(g.seats):
-                    seats.append({
-                        "game_id": g.game_id, "seat": seat, "bot_id": bot_ids[name], "bot": name,
-                        "team": team_of[seat], "score": g.scores[seat], "rank": g.ranks[seat],
-                    })
-                for ply, m in enumerate(g.moves):
-                    moves.append({
-                        "game_id": g.game_id, "ply": ply, "step": m.step, "seat": m.seat,
-                        "action": _dumps(m.action), "ms": m.ms,
-                    })
-            self._insert("games", games)
-            self._insert("game_seats", seats)
-            self._insert("moves", moves)
-            self._insert("bot_logs", (
-                {"match_id": result.match_id, "bot": bot, "stderr": text}
-                for bot, text in result.logs.items()
+            self._insert("byes", (
+                {"tournament_id": tournament_id, "stage": stage, "round": round_no,
+                 "bot_id": bot_ids[name], "bot": name, "points": bye_points}
+                for name in byes
             ))
 
-    def game_results(self, tournament_id: int) -> list[dict]:
-        """Every game of a tournament in ordinal order, with its seats (bot, team, score, rank)."""
+    def rounds(self, tournament_id: int, stage: int) -> list[dict]:
+        """A stage's recorded rounds in order: tables (bot names per table) and byes."""
+        return [
+            {"round": r["round"], "tables": json.loads(r["tables"]), "byes": json.loads(r["byes"])}
+            for r in self.db.query(
+                "select round, tables, byes from rounds where tournament_id = ? and stage = ? "
+                "order by round", [tournament_id, stage])
+        ]
+
+    def match_scores(self, tournament_id: int, stage: int) -> list[dict]:
+        """A stage's finished matches with each bot's entry, game points and match points."""
+        matches: dict[str, dict] = {}
+        for r in self.db.query(
+            "select m.id, m.round, m.table_no, b.position, b.entry, b.bot, b.game_points, "
+            "b.match_points, b.partners, (select count(*) from games g where g.match_id = m.id) n "
+            "from matches m join match_bots b on b.match_id = m.id "
+            "where m.tournament_id = ? and m.stage = ? and m.status = 'finished' "
+            "order by m.round, m.table_no, b.position", [tournament_id, stage]
+        ):
+            m = matches.setdefault(r["id"], {"match_id": r["id"], "round": r["round"],
+                                             "table": r["table_no"], "bots": [], "names": [],
+                                             "game_points": [], "match_points": [],
+                                             "games": r["n"], "partners": json.loads(r["partners"])})
+            m["bots"].append(r["entry"])
+            m["names"].append(r["bot"])
+            m["game_points"].append(r["game_points"])
+            m["match_points"].append(r["match_points"])
+        return list(matches.values())
+
+    # -- results --------------------------------------------------------------------------------
+    def record_matches(self, tournament_id: int, items: Iterable[MatchRecord],
+                       bot_ids: dict[str, int]) -> None:
+        """Write finished matches (each: match, games, seats, moves, logs, scores) in one transaction."""
+        with self.transaction():
+            for item in items:
+                self._write_match(tournament_id, item, bot_ids)
+            self._heartbeat(tournament_id)
+
+    def record_match(self, tournament_id: int, round_no: int, table_no: int, game: str,
+                     options: dict, result, bot_ids: dict[str, int], stage: int = 1) -> None:
+        """Write one MatchResult in a single transaction (no per-match scores)."""
+        self.record_matches(tournament_id, [MatchRecord(stage, round_no, table_no, game, options,
+                                                        result)], bot_ids)
+
+    def _write_match(self, tournament_id: int, item: MatchRecord, bot_ids: dict[str, int]) -> None:
+        result = item.result
+        opts = _dumps(item.options)
+        stamp = now()
+        prior = self.db.conn.execute("select attempts from matches where id = ? and status = 'error'",
+                                     [result.match_id]).fetchone()
+        row = {
+            "id": result.match_id, "tournament_id": tournament_id, "stage": item.stage,
+            "round": item.round, "table_no": item.table,
+            "bots": _dumps(sorted({n for g in result.games for n in g.seats})),
+            "status": "finished", "duration_ms": round(result.duration_ms, 3),
+            "finished_at": stamp, "attempts": (prior[0] + 1) if prior else 1, "error": None,
+            "worker": getattr(result, "worker", "") or None,
+        }
+        if prior:  # earlier attempts failed by runner errors: their evidence stays in match_errors
+            self.db.conn.execute(
+                "update matches set " + ", ".join(f"[{c}] = ?" for c in row if c != "id")
+                + " where id = ?", [v for c, v in row.items() if c != "id"] + [result.match_id])
+        else:
+            self._insert("matches", [row])
+        games, seats, moves = [], [], []
+        for g in result.games:
+            team_of = {s: t for t, members in enumerate(g.teams) for s in members}
+            games.append({
+                "id": g.game_id, "match_id": result.match_id, "tournament_id": tournament_id,
+                "stage": item.stage, "ordinal": g.ordinal, "game": item.game, "options": opts,
+                "num_seats": len(g.seats), "deal": g.deal, "rotation": g.rotation,
+                "seed": g.seed, "termination": g.termination, "culprit_seat": g.culprit,
+                "culprit_bot": g.seats[g.culprit] if g.culprit is not None else None,
+                "detail": g.detail, "evidence": g.evidence,
+                "steps": len({m.step for m in g.moves}),
+                "duration_ms": round(g.duration_ms, 3), "recorded_at": stamp,
+            })
+            for seat, name in enumerate(g.seats):
+                seats.append({
+                    "game_id": g.game_id, "seat": seat, "bot_id": bot_ids[name], "bot": name,
+                    "team": team_of[seat], "score": g.scores[seat], "rank": g.ranks[seat],
+                })
+            for ply, m in enumerate(g.moves):
+                moves.append({
+                    "game_id": g.game_id, "ply": ply, "step": m.step, "seat": m.seat,
+                    "action": _dumps(m.action), "ms": m.ms,
+                })
+        self._insert("games", games)
+        self._insert("game_seats", seats)
+        self._insert("moves", moves)
+        self._insert("bot_logs", (
+            {"match_id": result.match_id, "bot": bot, "stderr": text}
+            for bot, text in result.logs.items()
+        ))
+        if item.score is not None:
+            score, names = item.score, item.names
+            partners = [list(p) for p in sorted(score.partners)]
+            self._insert("match_bots", (
+                {"match_id": result.match_id, "position": i, "bot_id": bot_ids[names[i]],
+                 "bot": names[i], "entry": score.bots[i], "game_points": score.game_points[i],
+                 "match_points": score.match_points[i], "partners": _dumps(partners)}
+                for i in range(len(score.bots))
+            ))
+        self._insert("deals", (
+            {"match_id": result.match_id, "deal": d["deal"], "bot_id": bot_ids[d["bot"]],
+             "bot": d["bot"], "points": d["points"], "games": d["games"]}
+            for d in item.deals
+        ))
+
+    def record_match_error(self, tournament_id: int, item: MatchRecord, kind: str, error: str,
+                           worker: str = "") -> int:
+        """Record a failed attempt of a match (a runner error, not a bot's); returns the attempts so far."""
+        stamp = now()
+        text = error if len(error) <= ERROR_KEEP else (
+            error[: ERROR_KEEP // 2] + "\n[… cut …]\n" + error[-ERROR_KEEP // 2:])
+        match_id = item.match_id
+        with self.transaction():
+            row = self.db.conn.execute("select attempts, status from matches where id = ?",
+                                       [match_id]).fetchone()
+            if row and row[1] == "finished":
+                raise StoreError(f"match {match_id} is already recorded as finished")
+            attempts = (row[0] + 1) if row else 1
+            if row:
+                self.db.conn.execute(
+                    "update matches set attempts = ?, error = ?, worker = ?, finished_at = ? "
+                    "where id = ?", [attempts, kind, worker or None, stamp, match_id])
+            else:
+                self._insert("matches", [{
+                    "id": match_id, "tournament_id": tournament_id, "stage": item.stage,
+                    "round": item.round, "table_no": item.table, "bots": _dumps(sorted(item.names)),
+                    "status": "error", "duration_ms": None, "finished_at": stamp,
+                    "attempts": attempts, "error": kind, "worker": worker or None,
+                }])
+            self._insert("match_errors", [{
+                "match_id": match_id, "attempt": attempts, "kind": kind, "error": text,
+                "worker": worker or None, "recorded_at": stamp,
+            }])
+            self._heartbeat(tournament_id)
+        return attempts
+
+    def game_results(self, tournament_id: int, stage: int | None = None) -> list[dict]:
+        """Every game of a tournament (or stage) in ordinal order, with its seats (bot, team, score, rank)."""
         games: dict[str, dict] = {}
+        where, args = "g.tournament_id = ?", [tournament_id]
+        if stage is not None:
+            where, args = where + " and g.stage = ?", args + [stage]
         for row in self.db.query(
-            "select g.id, g.ordinal, g.termination, s.seat, s.bot, s.team, s.score, s.rank "
-            "from games g join game_seats s on s.game_id = g.id "
-            "where g.tournament_id = ? order by g.ordinal, s.seat", [tournament_id]
+            "select g.id, g.ordinal, g.deal, g.match_id, g.termination, s.seat, s.bot, s.team, "
+            f"s.score, s.rank from games g join game_seats s on s.game_id = g.id where {where} "
+            "order by g.ordinal, s.seat", args
         ):
             game = games.setdefault(row["id"], {
                 "id": row["id"], "ordinal": row["ordinal"], "termination": row["termination"],
-                "seats": [],
+                "deal": row["deal"], "match_id": row["match_id"], "seats": [],
             })
             game["seats"].append({k: row[k] for k in ("bot", "team", "score", "rank")})
         return list(games.values())
@@ -285,30 +405,305 @@ class Store:
 
     # -- ratings --------------------------------------------------------------------------------
     def save_ratings(self, tournament_id: int, method: str, table: list[dict],
-                     history: list[dict]) -> None:
-        """Replace a tournament's ratings and rating history for one method."""
+                     history: list[dict], stage: int = 1) -> None:
+        """Replace a stage's ratings and rating history for one method."""
         stamp = now()
-        with self.db.conn:
-            self.db.conn.execute("delete from ratings where tournament_id = ? and method = ?",
-                                 [tournament_id, method])
-            self.db.conn.execute("delete from rating_history where tournament_id = ? and method = ?",
-                                 [tournament_id, method])
+        with self.transaction():
+            for name in ("ratings", "rating_history"):
+                self.db.conn.execute(
+                    f"delete from {name} where tournament_id = ? and stage = ? and method = ?",
+                    [tournament_id, stage, method])
             self._insert("ratings", (
-                {"tournament_id": tournament_id, "method": method, "computed_at": stamp, **row}
+                {"tournament_id": tournament_id, "stage": stage, "method": method,
+                 "computed_at": stamp, **row}
                 for row in table
             ))
             self._insert("rating_history", (
-                {"tournament_id": tournament_id, "method": method, **row} for row in history
+                {"tournament_id": tournament_id, "stage": stage, "method": method, **row}
+                for row in history
             ))
 
-    def ratings(self, tournament_id: int, method: str = "elo") -> list[dict]:
-        """The stored rating table of a tournament, best first."""
+    def ratings(self, tournament_id: int, method: str = "elo", stage: int = 1) -> list[dict]:
+        """The stored rating table of a tournament's stage, best first."""
         return list(self.db["ratings"].rows_where(
-            "tournament_id = ? and method = ?", [tournament_id, method], order_by="rating desc, bot"
-        ))
+            "tournament_id = ? and stage = ? and method = ?", [tournament_id, stage, method],
+            order_by="rating desc, bot"))
 
     def failures(self, tournament_id: int) -> list[dict]:
         """The forfeited games of a tournament, with reason and evidence."""
         return list(self.db.query(
             "select id, culprit_bot, termination, detail, evidence from games "
             "where tournament_id = ? and termination != 'normal' order by ordinal", [tournament_id]))
+
+    def match_errors(self, tournament_id: int) -> list[dict]:
+        """Every runner error of a tournament's matches (attempts that were not a bot's fault)."""
+        return list(self.db.query(
+            "select e.match_id, e.attempt, e.kind, e.error, e.worker, e.recorded_at, m.status "
+            "from match_errors e join matches m on m.id = e.match_id "
+            "where m.tournament_id = ? order by e.recorded_at, e.match_id", [tournament_id]))
+
+    # -- leases ---------------------------------------------------------------------------------
+    def acquire_lease(self, tournament_id: int, lease: Lease, take_stale: bool) -> None:
+        """Hold a tournament for this driver; LeaseError names a live holder (or a stale one)."""
+        with self.transaction():
+            row = self.db.conn.execute(
+                "select token, pid, host, heartbeat_at, heartbeat_ts from leases "
+                "where tournament_id = ?", [tournament_id]).fetchone()
+            if row and row[0] != lease.token:
+                holder = f"pid {row[1]} on {row[2]} (last heartbeat {row[3]})"
+                if lease_alive(row[1], row[2], row[4]):
+                    raise LeaseError(f"tournament {tournament_id} is being run by {holder}")
+                if not take_stale:
+                    raise LeaseError(
+                        f"tournament {tournament_id} has a stale lease of {holder}; "
+                        f"take it over with --resume")
+            self.db.conn.execute("delete from leases where tournament_id = ?", [tournament_id])
+            self._write_lease(tournament_id, lease)
+
+    def _write_lease(self, tournament_id: int, lease: Lease) -> None:
+        stamp = now()
+        self._insert("leases", [{
+            "tournament_id": tournament_id, "token": lease.token, "pid": lease.pid,
+            "host": lease.host, "started_at": stamp, "heartbeat_at": stamp,
+            "heartbeat_ts": time.time(), "cancel_requested": 0,
+        }])
+
+    def _heartbeat(self, tournament_id: int) -> None:
+        self.db.conn.execute(
+            "update leases set heartbeat_at = ?, heartbeat_ts = ? where tournament_id = ?",
+            [now(), time.time(), tournament_id])
+
+    def heartbeat(self, tournament_id: int, token: str) -> bool:
+        """Refresh this driver's lease; True when a cancel was requested (or the lease was lost)."""
+        with self.transaction():
+            self.db.conn.execute(
+                "update leases set heartbeat_at = ?, heartbeat_ts = ? "
+                "where tournament_id = ? and token = ?", [now(), time.time(), tournament_id, token])
+            row = self.db.conn.execute(
+                "select cancel_requested from leases where tournament_id = ? and token = ?",
+                [tournament_id, token]).fetchone()
+        return row is None or bool(row[0])
+
+    def release_lease(self, tournament_id: int, token: str) -> None:
+        """Drop this driver's lease (a no-op when it holds none)."""
+        with self.transaction():
+            self.db.conn.execute("delete from leases where tournament_id = ? and token = ?",
+                                 [tournament_id, token])
+
+    def lease(self, tournament_id: int) -> dict | None:
+        """The lease row of a tournament, with `alive` computed, or None."""
+        rows = list(self.db["leases"].rows_where("tournament_id = ?", [tournament_id]))
+        if not rows:
+            return None
+        row = rows[0]
+        row["alive"] = lease_alive(row["pid"], row["host"], row["heartbeat_ts"])
+        return row
+
+    def request_cancel(self, tournament_id: int) -> str:
+        """Ask the running driver to stop, or cancel a stopped tournament; returns what happened."""
+        t = self.tournament(tournament_id)
+        if t["status"] in ("finished", "cancelled"):
+            raise StoreError(f"tournament {tournament_id} is already {t['status']}")
+        with self.transaction():
+            lease = self.lease(tournament_id)
+            if lease and lease["alive"]:
+                self.db.conn.execute("update leases set cancel_requested = 1 where tournament_id = ?",
+                                     [tournament_id])
+                return "requested"
+            self.db.conn.execute("delete from leases where tournament_id = ?", [tournament_id])
+            self.db.conn.execute(
+                "update tournaments set status = 'cancelled', finished_at = ? where id = ?",
+                [now(), tournament_id])
+        return "cancelled"
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Who runs a tournament: a random token, the driver's pid and host."""
+
+    token: str
+    pid: int
+    host: str
+
+    @classmethod
+    def mine(cls) -> Lease:
+        """A new lease for this process."""
+        return cls(os.urandom(8).hex(), os.getpid(), socket.gethostname())
+
+
+def lease_alive(pid: int, host: str, heartbeat_ts: float | None) -> bool:
+    """Whether a lease's driver still runs: its pid on this host, else a recent heartbeat."""
+    if host == socket.gethostname():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        # A pid can be reused: an old heartbeat still marks the holder dead.
+    return heartbeat_ts is not None and time.time() - heartbeat_ts < LEASE_STALE_S
+
+
+@dataclass
+class MatchRecord:
+    """What the driver records for one match: where it sits, its result, scores and deal scores."""
+
+    stage: int
+    round: int
+    table: int
+    game: str
+    options: dict
+    result: Any = None
+    score: Any = None  # a scheduling.MatchScore
+    names: list[str] = field(default_factory=list)  # the table's bots by name, in seat order
+    deals: list[dict] = field(default_factory=list)  # {deal, bot, points, games}
+    match_id: str = ""
+    bots: tuple[int, ...] = ()  # the table's bots as stage-local entries, in seat order
+
+
+def _migration_1(store: Store) -> None:
+    """The original schema: bots, tournaments, matches, games, seats, moves, logs, ratings."""
+    db = store.db
+    db.create_table("meta", {"key": str, "value": str}, pk="key")
+    db.create_table("bots",
+        {"id": int, "name": str, "version": str, "command": str, "workdir": str,
+         "language": str, "description": str, "added_at": str},
+        pk="id", not_null={"name", "version"},
+    )
+    db["bots"].create_index(["name", "version"], unique=True)
+    db.create_table("tournaments",
+        {"id": int, "name": str, "game": str, "format": str, "seats": int, "seed": int,
+         "options": str, "config": str, "status": str, "created_at": str,
+         "finished_at": str},
+        pk="id",
+    )
+    db.create_table("tournament_bots",
+        {"tournament_id": int, "bot_id": int, "entry": int},
+        pk=("tournament_id", "bot_id"),
+        foreign_keys=[("tournament_id", "tournaments", "id"), ("bot_id", "bots", "id")],
+    )
+    db.create_table("matches",
+        {"id": str, "tournament_id": int, "round": int, "table_no": int, "bots": str,
+         "status": str, "duration_ms": float, "finished_at": str},
+        pk="id", foreign_keys=[("tournament_id", "tournaments", "id")],
+    )
+    db["matches"].create_index(["tournament_id"])
+    db.create_table("games",
+        {"id": str, "match_id": str, "tournament_id": int, "ordinal": int, "game": str,
+         "options": str, "num_seats": int, "deal": int, "rotation": int, "seed": int,
+         "termination": str, "culprit_seat": int, "culprit_bot": str, "detail": str,
+         "evidence": str, "steps": int, "duration_ms": float, "recorded_at": str},
+        pk="id",
+        foreign_keys=[("match_id", "matches", "id"), ("tournament_id", "tournaments", "id")],
+    )
+    db["games"].create_index(["tournament_id", "ordinal"])
+    db["games"].create_index(["match_id"])
+    db.create_table("game_seats",
+        {"game_id": str, "seat": int, "bot_id": int, "bot": str, "team": int,
+         "score": float, "rank": int},
+        pk=("game_id", "seat"),
+        foreign_keys=[("game_id", "games", "id"), ("bot_id", "bots", "id")],
+    )
+    db["game_seats"].create_index(["bot_id"])
+    db.create_table("moves",
+        {"game_id": str, "ply": int, "step": int, "seat": int, "action": str, "ms": float},
+        pk=("game_id", "ply"), foreign_keys=[("game_id", "games", "id")],
+    )
+    db.create_table("bot_logs",
+        {"match_id": str, "bot": str, "stderr": str},
+        pk=("match_id", "bot"), foreign_keys=[("match_id", "matches", "id")],
+    )
+    db.create_table("ratings",
+        {"tournament_id": int, "method": str, "bot": str, "rating": float, "games": int,
+         "wins": float, "draws": float, "losses": float, "points": float, "score_pct": float,
+         "computed_at": str},
+        pk=("tournament_id", "method", "bot"),
+        foreign_keys=[("tournament_id", "tournaments", "id")],
+    )
+    db.create_table("rating_history",
+        {"tournament_id": int, "method": str, "ordinal": int, "game_id": str, "bot": str,
+         "before": float, "after": float},
+        pk=("tournament_id", "method", "ordinal", "bot"),
+        foreign_keys=[("tournament_id", "tournaments", "id")],
+    )
+
+
+def _migration_2(store: Store) -> None:
+    """Stages, rounds, byes, per-match scores, per-deal scores, runner errors, leases; per-stage ratings."""
+    db, sql = store.db, store.db.conn.execute
+    sql("alter table bots add column games text not null default '[]'")
+    sql("alter table matches add column stage integer not null default 1")
+    sql("alter table matches add column attempts integer not null default 1")
+    sql("alter table matches add column error text")
+    sql("alter table matches add column worker text")
+    sql("alter table games add column stage integer not null default 1")
+    db.create_table(
+        "stages",
+        {"tournament_id": int, "stage": int, "name": str, "game": str, "format": str, "seats": int,
+         "options": str, "config": str, "entrants": str, "left_out": str, "rounds": int,
+         "status": str, "finished_at": str},
+        pk=("tournament_id", "stage"), foreign_keys=[("tournament_id", "tournaments", "id")],
+    )
+    db.create_table(
+        "rounds",
+        {"tournament_id": int, "stage": int, "round": int, "tables": str, "byes": str,
+         "created_at": str},
+        pk=("tournament_id", "stage", "round"),
+        foreign_keys=[("tournament_id", "tournaments", "id")],
+    )
+    db.create_table(
+        "byes",
+        {"tournament_id": int, "stage": int, "round": int, "bot_id": int, "bot": str,
+         "points": float},
+        pk=("tournament_id", "stage", "round", "bot_id"),
+        foreign_keys=[("tournament_id", "tournaments", "id"), ("bot_id", "bots", "id")],
+    )
+    db.create_table(
+        "match_bots",
+        {"match_id": str, "position": int, "bot_id": int, "bot": str, "entry": int,
+         "game_points": float, "match_points": float, "partners": str},
+        pk=("match_id", "position"),
+        foreign_keys=[("match_id", "matches", "id"), ("bot_id", "bots", "id")],
+    )
+    db.create_table(
+        "deals",
+        {"match_id": str, "deal": int, "bot_id": int, "bot": str, "points": float, "games": int},
+        pk=("match_id", "deal", "bot_id"),
+        foreign_keys=[("match_id", "matches", "id"), ("bot_id", "bots", "id")],
+    )
+    db.create_table(
+        "match_errors",
+        {"match_id": str, "attempt": int, "kind": str, "error": str, "worker": str,
+         "recorded_at": str},
+        pk=("match_id", "attempt"), foreign_keys=[("match_id", "matches", "id")],
+    )
+    db.create_table(
+        "leases",
+        {"tournament_id": int, "token": str, "pid": int, "host": str, "started_at": str,
+         "heartbeat_at": str, "heartbeat_ts": float, "cancel_requested": int},
+        pk="tournament_id", foreign_keys=[("tournament_id", "tournaments", "id")],
+    )
+    db["games"].create_index(["stage"])
+    db["matches"].create_index(["tournament_id", "stage", "round"])
+    # Ratings are kept per stage: rebuild both tables with the stage in the key.
+    for table, pk in (("ratings", "tournament_id, stage, method, bot"),
+                      ("rating_history", "tournament_id, stage, method, ordinal, bot")):
+        cols = [r[1] for r in sql(f"pragma table_info([{table}])")]
+        types = {r[1]: r[2] for r in sql(f"pragma table_info([{table}])")}
+        defs = ", ".join(f"[{c}] {types[c]}" for c in cols)
+        sql(f"alter table [{table}] rename to [{table}_v1]")
+        sql(f"create table [{table}] ({defs}, [stage] INTEGER NOT NULL DEFAULT 1, "
+            f"primary key ({pk}), foreign key (tournament_id) references tournaments(id))")
+        names = ", ".join(f"[{c}]" for c in cols)
+        sql(f"insert into [{table}] ({names}, stage) select {names}, 1 from [{table}_v1]")
+        sql(f"drop table [{table}_v1]")
+    # Stage rows for tournaments recorded before stages existed: each was one stage.
+    sql("insert into stages (tournament_id, stage, name, game, format, seats, options, config, "
+        "entrants, left_out, rounds, status, finished_at) "
+        "select id, 1, game, game, format, seats, options, config, "
+        "(select json_group_array(entry) from tournament_bots where tournament_id = t.id), '[]', "
+        "(select count(distinct round) from matches where tournament_id = t.id), status, finished_at "
+        "from tournaments t")
+
+
+MIGRATIONS = {1: _migration_1, 2: _migration_2}

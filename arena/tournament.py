@@ -1,28 +1,40 @@
-"""Running a tournament: schedule → MatchSpecs → executor → store → ratings.
+"""The round-by-round driver: next_round → MatchSpecs → executor → store → standings, per stage.
 
-The driver is the only writer. Each match is recorded in one transaction as it finishes, so a
-tournament stopped at any moment keeps every finished match, and a resumed run skips them.
+The driver is the only writer. A round's pairings are recorded before its matches start; each
+finished match lands in one transaction (several short ones may share a transaction), so a
+tournament stopped at any moment keeps every finished match, and a resumed run re-derives the same
+rounds from the recorded results, checks them against the recorded pairings, and plays only what
+is missing. A match that fails by a runner error (not a bot's fault) is recorded as `error` with
+its traceback and retried; it never counts in standings or ratings.
 """
 
 from __future__ import annotations
 
-import hashlib
+import collections
 import json
+import os
+import signal
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from arena.cards import derive_seed
-from arena.config import TournamentConfig, time_control
-from arena.errors import ConfigError
+from arena.config import TournamentConfig, load_config
+from arena.errors import Cancelled, ConfigError, LeaseError, MatchErrorLimit, StoreError
+from arena.events import EventPlan, StagePlan, match_spec, plan_event
 from arena.executors import Executor
-from arena.games import get_game, make_options
-from arena.match import GamePlan, MatchResult, MatchSpec
+from arena import executors as _executors
+from arena.match import MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
 from arena.ratings import elo
-from arena.schedulers import Table, round_robin, seatings
-from arena.store import Store
+from arena.scheduling import History, MatchScore, Round, Table
+from arena.standings import deal_scores, score_match
+from arena.store import Lease, MatchRecord, Store
 
-GAMES_PER_MATCH_LIMIT = 1000  # ordinal arithmetic below keeps games of one match contiguous
+FLUSH_MATCHES = 64  # finished matches buffered into one transaction at most
+FLUSH_SECONDS = 0.25  # and never held longer than this before they are written
+HEARTBEAT_SECONDS = 5.0
 
 
 @dataclass
@@ -30,50 +42,33 @@ class TournamentRun:
     """What a run did: the tournament id, matches played now and before, and the final table."""
 
     tournament_id: int
-    matches_total: int
-    matches_played: int
-    matches_skipped: int
-    games_played: int
+    matches_total: int = 0
+    matches_played: int = 0
+    matches_skipped: int = 0
+    games_played: int = 0
     ratings: list[dict] = field(default_factory=list)
+    errors: int = 0  # runner errors retried during this run
+    executor: str = ""
+    executor_reason: str = ""
 
 
-def config_digest(config: TournamentConfig) -> str:
-    """A digest of the config's content, to tell whether a resume continues the same tournament."""
-    text = json.dumps(config.model_dump(mode="json"), sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+class Listener:
+    """Callbacks a front end (the CLI's progress bar) receives while a tournament runs."""
 
+    def executor(self, name: str, reason: str) -> None:
+        """Which executor runs the matches, and why."""
 
-def plan_matches(config: TournamentConfig, bots: list[BotSpec], tournament_id: int) -> list[tuple[Table, MatchSpec]]:
-    """Every match of the tournament, in schedule order, with deterministic ids and deal seeds."""
-    options = make_options(config.game, config.options).model_dump(mode="json")
-    plans = seatings(config.seats, config.deals, config.duplicate)
-    if len(plans) > GAMES_PER_MATCH_LIMIT:
-        raise ConfigError(f"deals: at most {GAMES_PER_MATCH_LIMIT} games per match, got {len(plans)}")
-    out = []
-    tc = time_control(config)
-    for rnd in round_robin(len(bots), config.seats, config.cycles):
-        for table in rnd:
-            match_id = f"t{tournament_id}-r{table.round}-m{table.number}"
-            base = (table.round * 100_000 + table.number) * GAMES_PER_MATCH_LIMIT
-            games = tuple(
-                GamePlan(
-                    game_id=f"{match_id}-d{deal}-s{rot}",
-                    ordinal=base + i,
-                    deal=deal,
-                    rotation=rot,
-                    # Seeds depend on the config, not on the database: same config, same deals.
-                    seed=derive_seed(config.seed, config.game, table.round, table.bots, deal),
-                    seating=seating,
-                )
-                for i, (deal, rot, seating) in enumerate(plans)
-            )
-            spec = MatchSpec(
-                match_id=match_id, game=config.game, options=options,
-                bots=tuple(bots[b] for b in table.bots), games=games, time=tc,
-                max_failures=config.max_failures,
-            )
-            out.append((table, spec))
-    return out
+    def started(self, tournament_id: int, planned_games: int, done_games: int) -> None:
+        """The tournament is created (or resumed) and holds its lease."""
+
+    def round_started(self, stage: StagePlan, round_no: int) -> None:
+        """A round's pairings are recorded and its matches are about to run."""
+
+    def match_done(self, result: MatchResult) -> None:
+        """A match finished and is (about to be) recorded."""
+
+    def match_failed(self, failure: MatchFailure, attempt: int) -> None:
+        """A match attempt failed by a runner error."""
 
 
 def run_tournament(
@@ -83,60 +78,385 @@ def run_tournament(
     store: Store,
     executor: Executor,
     resume: bool = False,
-    on_start: Callable[[int, int, int], None] | None = None,
-    on_result: Callable[[MatchResult], None] | None = None,
+    listener: Listener | None = None,
 ) -> TournamentRun:
-    """Play (or resume) a tournament and store its games and Elo ratings."""
-    game_cls = get_game(config.game)
-    options = make_options(config.game, config.options)
-    game_cls.validate_options(options, config.seats)
-    options_json = options.model_dump(mode="json")
-    digest = config_digest(config)
-    full_config = {**config.model_dump(mode="json"), "digest": digest}
-    if resume:
-        existing = store.find_tournament(config.name)
-        if existing is None:
-            raise ConfigError(f"nothing to resume: no tournament named {config.name!r}")
-        if json.loads(existing["config"]).get("digest") != digest:
-            raise ConfigError(
-                f"cannot resume tournament {existing['id']} ({config.name!r}): its config differs"
-            )
-        tid = existing["id"]
-        store.set_status(tid, "running")
+    """Play (or resume) a tournament and store its games, standings data and Elo ratings."""
+    plan = plan_event(config, bots, bot_rows)  # every check before the first write
+    return Driver(plan, store, executor, listener or Listener()).run(resume)
+
+
+def run_config(
+    config_path: str | Path,
+    db: str | Path,
+    executor: str = "auto",
+    ray_address: str | None = None,
+    workers: int | None = None,
+    resume: bool = False,
+    pin: bool | None = None,
+    listener: Listener | None = None,
+) -> TournamentRun:
+    """Load a config, choose an executor, and run (or resume) the tournament into the database `db`."""
+    listener = listener or Listener()
+    config, bots, rows = load_config(config_path)
+    plan = plan_event(config, bots, rows)
+    store = Store(db)
+    if ray_address and executor == "auto":
+        executor, reason = "ray", f"--ray-address {ray_address}"
     else:
-        bot_ids = [store.add_bot(**row) for row in bot_rows]
-        tid = store.create_tournament(
-            config.name, config.game, config.format, config.seats, config.seed,
-            options_json, full_config, bot_ids,
-        )
-    bot_ids = store.bot_ids(tid)
-    matches = plan_matches(config, bots, tid)
-    done = store.recorded_matches(tid)
-    todo = [(t, s) for t, s in matches if s.match_id not in done]
-    tables = {s.match_id: t for t, s in todo}
-    if on_start:
-        on_start(tid, len(matches), sum(len(s.games) for _, s in todo))
-    run = TournamentRun(tid, len(matches), 0, len(matches) - len(todo), 0)
-    try:
-        for result in executor.run(s for _, s in todo):
-            table = tables[result.match_id]
-            store.record_match(tid, table.round, table.number, config.game, options_json,
-                               result, bot_ids)
-            run.matches_played += 1
-            run.games_played += len(result.games)
-            if on_result:
-                on_result(result)
-    except BaseException:
-        store.set_status(tid, "interrupted")
-        raise
-    run.ratings = update_ratings(store, tid, config.rating.k, config.rating.initial)
-    store.set_status(tid, "finished")
+        executor, reason = _executors.choose_executor(executor, plan.planned_games(), workers)
+    listener.executor(executor, reason)
+    with _executors.make_executor(executor, ray_address, workers,
+                       pin=config.pin_cpu if pin is None else pin) as ex:
+        run = Driver(plan, store, ex, listener).run(resume)
+    run.executor, run.executor_reason = executor, reason
     return run
 
 
-def update_ratings(store: Store, tournament_id: int, k: float = 32.0, initial: float = 1500.0) -> list[dict]:
-    """Recompute a tournament's Elo from its stored games (in ordinal order) and store it."""
-    table, history = elo(store.game_results(tournament_id), k=k, initial=initial,
-                         bots=store.bot_ids(tournament_id))
-    store.save_ratings(tournament_id, "elo", table, history)
+class _Stop(BaseException):
+    """Raised in the main thread by SIGTERM (like Ctrl-C) so the driver stops cleanly."""
+
+
+class Driver:
+    """Runs the stages of one tournament, round by round, keeping the executor busy."""
+
+    def __init__(self, plan: EventPlan, store: Store, executor: Executor, listener: Listener):
+        self.plan = plan
+        self.store = store
+        self.executor = executor
+        self.listener = listener
+        self.lease = Lease.mine()
+        self.cancel_requested = threading.Event()
+        self.tid = 0
+        self.bot_ids: dict[str, int] = {}
+        self.run_info: TournamentRun | None = None
+        self._buffer: list[MatchRecord] = []
+        self._buffered_since = 0.0
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def run(self, resume: bool) -> TournamentRun:
+        """Create or resume the tournament, play every stage, and mark it finished."""
+        self.tid = self._open(resume)
+        run = self.run_info = TournamentRun(self.tid)
+        done_games = self.store.db.execute(
+            "select count(*) from games where tournament_id = ?", [self.tid]).fetchone()[0]
+        self.listener.started(self.tid, self.plan.planned_games(), done_games)
+        restore = self._install_sigterm()
+        beat = self._start_heartbeat()
+        try:
+            for stage in self.plan.stages:
+                self._run_stage(stage)
+            self._flush()
+        except (KeyboardInterrupt, _Stop):
+            self._flush_quietly()
+            if self.cancel_requested.is_set():
+                self.store.set_status(self.tid, "cancelled")
+                raise Cancelled(f"tournament {self.tid} was cancelled; finished matches are kept")
+            self.store.set_status(self.tid, "interrupted")
+            raise KeyboardInterrupt from None
+        except MatchErrorLimit:
+            self._flush_quietly()
+            self.store.set_status(self.tid, "error")
+            raise
+        except BaseException:
+            self._flush_quietly()
+            self.store.set_status(self.tid, "interrupted")
+            raise
+        finally:
+            if beat is not None:
+                beat.set()
+            restore()
+            self.store.release_lease(self.tid, self.lease.token)
+        run.ratings = self.store.ratings(self.tid, stage=self.plan.stages[-1].number)
+        self.store.set_status(self.tid, "finished")
+        return run
+
+    def _open(self, resume: bool) -> int:
+        plan, store = self.plan, self.store
+        full_config = {**plan.config.model_dump(mode="json"), "digest": plan.digest}
+        if resume:
+            existing = store.find_tournament(plan.name)
+            if existing is None:
+                raise ConfigError(f"nothing to resume: no tournament named {plan.name!r}")
+            if json.loads(existing["config"]).get("digest") != plan.digest:
+                raise ConfigError(
+                    f"cannot resume tournament {existing['id']} ({plan.name!r}): its config differs")
+            if existing["status"] in ("finished", "cancelled"):
+                raise ConfigError(f"cannot resume tournament {existing['id']} ({plan.name!r}): "
+                                  f"it is {existing['status']}")
+            tid = existing["id"]
+            store.acquire_lease(tid, self.lease, take_stale=True)
+            store.set_status(tid, "running")
+            self.bot_ids = store.bot_ids(tid)
+            return tid
+        ids = [store.add_bot(**{k: v for k, v in row.items()}) for row in plan.rows]
+        first = plan.stages[0]
+        games = ",".join(dict.fromkeys(s.config.game for s in plan.stages))
+        stage_rows = [{
+            "name": s.config.name, "game": s.config.game, "format": s.config.format,
+            "seats": s.config.seats, "options": s.options,
+            "config": {**s.config.model_dump(mode="json"), "planned_games": s.planned_games()},
+            "entrants": s.entrants, "left_out": s.left_out, "rounds": s.total_rounds,
+        } for s in plan.stages]
+        tid = store.create_tournament(
+            plan.name, games, "event" if plan.config.event else first.config.format,
+            first.config.seats, plan.config.seed, first.options, full_config, ids,
+            stages=stage_rows, lease=self.lease)
+        self.bot_ids = store.bot_ids(tid)
+        return tid
+
+    def _install_sigterm(self) -> Callable[[], None]:
+        """SIGTERM stops the driver like Ctrl-C: matches in flight end, the rest is resumable."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+
+        def handler(signum, frame):
+            raise _Stop()
+
+        previous = signal.signal(signal.SIGTERM, handler)
+        return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def _start_heartbeat(self) -> threading.Event | None:
+        """A thread that refreshes the lease and notices `arena tournament cancel`."""
+        if self.store.path is None:
+            return None  # an in-memory database has no second reader to tell about us
+        stop = threading.Event()
+        path, tid, token = self.store.path, self.tid, self.lease.token
+        main_thread = threading.main_thread() is threading.current_thread()
+
+        def beat() -> None:
+            try:
+                own = Store(path)
+            except StoreError:
+                return
+            while not stop.wait(HEARTBEAT_SECONDS):
+                try:
+                    cancel = own.heartbeat(tid, token)
+                except Exception:  # a busy database: try again next beat
+                    continue
+                if cancel and not self.cancel_requested.is_set():
+                    self.cancel_requested.set()
+                    if main_thread:
+                        os.kill(os.getpid(), signal.SIGTERM)
+            own.db.conn.close()
+
+        threading.Thread(target=beat, name="arena-lease", daemon=True).start()
+        return stop
+
+    # -- stages ---------------------------------------------------------------------------------
+    def _run_stage(self, stage: StagePlan) -> None:
+        store, tid = self.store, self.tid
+        status = store.db.execute("select status from stages where tournament_id = ? and stage = ?",
+                                  [tid, stage.number]).fetchone()
+        if status and status[0] == "finished":
+            return
+        store.set_stage_status(tid, stage.number, "running")
+        names = [self.plan.bots[e].name for e in stage.entrants]
+        local = {n: i for i, n in enumerate(names)}
+        recorded = store.rounds(tid, stage.number)
+        scores = [_score_of(m) for m in store.match_scores(tid, stage.number)]
+        finished = store.recorded_matches(tid)
+        rounds: list[Round] = []
+        # Re-derive each recorded round from the results before it: pairings are a pure function
+        # of (config, seed, results), so any difference means the database was changed.
+        for stored in recorded:
+            history = History(tuple(rounds), tuple(s for s in scores if s.round < stored["round"]))
+            derived = stage.scheduler.next_round(stage.pairing, history)
+            as_names = _round_names(derived, names) if derived else None
+            if as_names != (stored["tables"], stored["byes"]):
+                raise StoreError(
+                    f"tournament {tid} stage {stage.number} round {stored['round']}: the recorded "
+                    f"pairings differ from those its results give; the database was modified")
+            rounds.append(derived)
+        state = _StageState(stage, names, local, rounds, scores, finished)
+        for rnd in rounds:  # matches of recorded rounds that did not finish: play them now
+            state.queue_round(self, rnd, announce=False)
+        self._pump(state)
+        if state.failed:
+            raise MatchErrorLimit(state.failed)
+        self._flush()
+        self._update_ratings(stage)
+        store.set_stage_status(tid, stage.number, "finished")
+
+    def _next_round(self, state: _StageState) -> Round | None:
+        stage = state.stage
+        history = History(tuple(state.rounds), tuple(state.scores))
+        rnd = stage.scheduler.next_round(stage.pairing, history)
+        if rnd is None:
+            return None
+        if rnd.number != len(state.rounds) + 1:
+            raise StoreError(f"scheduler {stage.config.format} numbered round {rnd.number}, "
+                             f"expected {len(state.rounds) + 1}")
+        self._flush()  # results the round depends on land before the round itself
+        tables = [[state.names[b] for b in t.bots] for t in rnd.tables]
+        self.store.record_round(self.tid, stage.number, rnd.number, tables,
+                                [state.names[b] for b in rnd.byes], stage.config.bye_points,
+                                self.bot_ids)
+        state.rounds.append(rnd)
+        return rnd
+
+    def _pump(self, state: _StageState) -> None:
+        """Keep the executor full with this stage's matches until the stage is over."""
+        ex = self.executor
+        while True:
+            # After a match exhausts its attempts, the queued matches still run (their results are
+            # kept), but no new round is paired.
+            while ex.in_flight() < ex.capacity():
+                if not state.queue:
+                    if state.failed or state.exhausted or not state.may_plan():
+                        break
+                    rnd = self._next_round(state)
+                    if rnd is None:
+                        state.exhausted = True
+                        break
+                    state.queue_round(self, rnd)
+                    continue
+                record, spec = state.queue.popleft()
+                state.in_flight[spec.match_id] = (record, spec)
+                ex.submit(spec)
+            if not ex.in_flight():
+                if state.queue:
+                    continue
+                if state.failed or state.exhausted:
+                    return
+                if state.may_plan():
+                    continue
+                raise StoreError("driver stalled: a round is unfinished with nothing to run")
+            outcome = ex.next_outcome()
+            record, spec = state.in_flight.pop(outcome.match_id)
+            if isinstance(outcome, MatchFailure):
+                self._failed(state, record, spec, outcome)
+            else:
+                self._finished(state, record, outcome)
+            if self._buffer and (len(self._buffer) >= FLUSH_MATCHES
+                                 or time.monotonic() - self._buffered_since >= FLUSH_SECONDS):
+                self._flush()
+
+    def _finished(self, state: _StageState, record: MatchRecord, result: MatchResult) -> None:
+        games = [
+            [{"entry": state.local[name], "team": _team_of(g.teams, seat), "rank": g.ranks[seat]}
+             for seat, name in enumerate(g.seats)]
+            for g in result.games
+        ]
+        score = score_match(record.round, record.table, record.bots, games)
+        deals = [{"deal": d["deal"], "bot": state.names[d["entry"]], "points": d["points"],
+                  "games": d["games"]}
+                 for d in deal_scores([{"deal": g.deal, "seats": seats}
+                                       for g, seats in zip(result.games, games)])]
+        record.result, record.score, record.deals = result, score, deals
+        state.scores.append(score)
+        state.open_matches[record.round] -= 1
+        if not self._buffer:
+            self._buffered_since = time.monotonic()
+        self._buffer.append(record)
+        run = self.run_info
+        run.matches_played += 1
+        run.games_played += len(result.games)
+        self.listener.match_done(result)
+
+    def _failed(self, state: _StageState, record: MatchRecord, spec: MatchSpec,
+                failure: MatchFailure) -> None:
+        self._flush()
+        attempts = self.store.record_match_error(self.tid, record, failure.kind, failure.error,
+                                                 failure.worker)
+        self.run_info.errors += 1
+        state.attempts[spec.match_id] = state.attempts.get(spec.match_id, 0) + 1
+        self.listener.match_failed(failure, attempts)
+        if state.attempts[spec.match_id] < self.plan.config.match_attempts:
+            state.queue.appendleft((record, spec))
+        else:
+            state.failed = (
+                f"match {spec.match_id} failed {state.attempts[spec.match_id]} times by runner "
+                f"errors ({failure.kind}), not counted against any bot; last error: "
+                f"{_last_line(failure.error)}")
+
+    def _flush(self) -> None:
+        if self._buffer:
+            buffer, self._buffer = self._buffer, []
+            self.store.record_matches(self.tid, buffer, self.bot_ids)
+
+    def _flush_quietly(self) -> None:
+        try:
+            self._flush()
+        except Exception:  # the original error matters more; unwritten matches are replayed
+            self._buffer = []
+
+    def _update_ratings(self, stage: StagePlan) -> None:
+        update_ratings(self.store, self.tid, stage.number, self.plan.config.rating.k,
+                       self.plan.config.rating.initial,
+                       bots=[self.plan.bots[e].name for e in stage.entrants])
+
+
+class _StageState:
+    """The driver's working state for one stage: rounds so far, scores, queue, matches in flight."""
+
+    def __init__(self, stage: StagePlan, names: list[str], local: dict[str, int],
+                 rounds: list[Round], scores: list[MatchScore], finished: set[str]):
+        self.stage = stage
+        self.names = names
+        self.local = local
+        self.rounds = rounds
+        self.scores = scores
+        self.finished = finished
+        self.queue: collections.deque[tuple[MatchRecord, MatchSpec]] = collections.deque()
+        self.in_flight: dict[str, tuple[MatchRecord, MatchSpec]] = {}
+        self.open_matches: dict[int, int] = {}
+        self.attempts: dict[str, int] = {}
+        self.exhausted = False
+        self.failed = ""
+
+    def may_plan(self) -> bool:
+        """Whether the next round may be paired now: always, or once every round so far is done."""
+        if not self.stage.scheduler.depends_on_results:
+            return True
+        return all(n == 0 for n in self.open_matches.values())
+
+    def queue_round(self, driver: Driver, rnd: Round, announce: bool = True) -> None:
+        """Queue the round's matches that are not recorded yet."""
+        stage = self.stage
+        self.open_matches[rnd.number] = 0
+        todo = 0
+        for table in rnd.tables:
+            spec = match_spec(driver.plan, stage, table, driver.tid)
+            if spec.match_id in self.finished:
+                driver.run_info.matches_skipped += 1
+                continue
+            record = MatchRecord(stage.number, table.round, table.number, stage.config.game,
+                                 stage.options, names=[self.names[b] for b in table.bots],
+                                 match_id=spec.match_id, bots=table.bots)
+            self.queue.append((record, spec))
+            self.open_matches[rnd.number] += 1
+            todo += 1
+        driver.run_info.matches_total += len(rnd.tables)
+        if announce or todo:
+            driver.listener.round_started(stage, rnd.number)
+
+
+def _score_of(row: dict) -> MatchScore:
+    return MatchScore(row["round"], row["table"], tuple(row["bots"]), tuple(row["game_points"]),
+                      tuple(row["match_points"]), row["games"],
+                      frozenset(tuple(p) for p in row["partners"]))
+
+
+def _round_names(rnd: Round, names: list[str]) -> tuple[list[list[str]], list[str]]:
+    return [[names[b] for b in t.bots] for t in rnd.tables], [names[b] for b in rnd.byes]
+
+
+def _team_of(teams: list[list[int]], seat: int) -> int:
+    for t, members in enumerate(teams):
+        if seat in members:
+            return t
+    return seat
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "(no traceback)"
+
+
+def update_ratings(store: Store, tournament_id: int, stage: int = 1, k: float = 32.0,
+                   initial: float = 1500.0, bots: list[str] | None = None) -> list[dict]:
+    """Recompute a stage's Elo from its stored games (in ordinal order) and store it."""
+    table, history = elo(store.game_results(tournament_id, stage), k=k, initial=initial,
+                         bots=bots if bots is not None else store.bot_ids(tournament_id))
+    store.save_ratings(tournament_id, "elo", table, history, stage=stage)
     return table

@@ -22,7 +22,7 @@ from arena.games import new_game
 from arena.match import GamePlan, MatchSpec, run_match
 from arena.players.base import random_bot
 from arena.protocol import TimeControl
-from arena.schedulers import seatings
+from arena.scheduling import seatings
 
 ECHO = (
     "import json,sys\n"

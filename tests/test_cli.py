@@ -24,7 +24,7 @@ def test_run_then_ratings_and_failures(tmp_path):
     assert sum(r["games"] for r in rows) == 2 * 12
     out = runner.invoke(app, ["ratings", "--db", str(db), "--format", "csv"])
     assert out.output.splitlines()[0] == "rank,bot,rating,games,wins,draws,losses,score_pct"
-    out = runner.invoke(app, ["replay", "t1-r0-m0-d0-s0", "--db", str(db)])
+    out = runner.invoke(app, ["replay", "t1-st1-r1-m1-d0-s0", "--db", str(db)])
     assert out.exit_code == 0, out.output
     assert "48 moves replayed" in out.output  # one Xeri round: 48 hand cards
     out = runner.invoke(app, ["replay", "no-such-game", "--db", str(db)])

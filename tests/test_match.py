@@ -12,7 +12,7 @@ from arena.cards import derive_seed
 from arena.match import GamePlan, MatchSpec, run_match
 from arena.players.base import BotSpec, random_bot
 from arena.protocol import TimeControl
-from arena.schedulers import seatings
+from arena.scheduling import seatings
 from conftest import FAST, FirstLegal, SeededRandom, misbehaving
 
 

@@ -63,3 +63,41 @@ def test_missing_tournament_is_a_store_error(store):
         store.tournament()
     with pytest.raises(StoreError, match="no tournament with id 9"):
         store.tournament(9)
+
+
+def test_a_version_1_database_migrates_in_place_keeping_its_records(tmp_path):
+    import sqlite_utils
+
+    from arena import store as store_module
+
+    path = tmp_path / "v1.db"
+    old = Store.__new__(Store)  # the schema as version 1 wrote it
+    old.db = sqlite_utils.Database(sqlite3.connect(path))
+    store_module.MIGRATIONS[1](old)
+    db = old.db
+    db["meta"].insert({"key": "schema_version", "value": "1"})
+    db["bots"].insert({"id": 1, "name": "a", "version": "1", "command": "[]", "workdir": "",
+                       "language": "", "description": "", "added_at": ""})
+    db["tournaments"].insert({"id": 1, "name": "t", "game": "xeri", "format": "round_robin",
+                              "seats": 2, "seed": 1, "options": "{}", "config": "{}",
+                              "status": "finished"})
+    db["tournament_bots"].insert({"tournament_id": 1, "bot_id": 1, "entry": 0})
+    db["ratings"].insert({"tournament_id": 1, "method": "elo", "bot": "a", "rating": 1510.0,
+                          "games": 2, "wins": 1, "draws": 0, "losses": 1, "points": 1,
+                          "score_pct": 50.0})
+    db.conn.commit()
+    db.conn.close()
+    store = Store(path)
+    assert store.db["meta"].get("schema_version")["value"] == "2"
+    assert store.ratings(1)[0]["rating"] == 1510.0  # now keyed by stage 1
+    assert [s["game"] for s in store.stages(1)] == ["xeri"]
+    assert store.stages(1)[0]["entrants"] == [0]
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_left_unchanged(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"these are my notes, not a database\n" * 100)
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not an Arena database"):
+        Store(path)
+    assert path.read_bytes() == before

@@ -115,17 +115,21 @@ def test_resume_skips_recorded_matches_and_equals_a_full_run(tmp_path):
     f = play(path, full, SerialExecutor())
 
     class StopAfterOne(SerialExecutor):
-        def run(self, specs):
-            for i, result in enumerate(super().run(specs)):
-                if i == 1:
-                    raise KeyboardInterrupt
-                yield result
+        outcomes = 0
+
+        def next_outcome(self):
+            outcome = super().next_outcome()
+            self.outcomes += 1
+            if self.outcomes == 2:  # a Ctrl-C while the second match's result comes in
+                raise KeyboardInterrupt
+            return outcome
 
     partial = Store(tmp_path / "partial.db")
     with pytest.raises(KeyboardInterrupt):
         play(path, partial, StopAfterOne())
     assert partial.tournament()["status"] == "interrupted"
     assert len(partial.recorded_matches(1)) == 1
+    assert partial.db["leases"].count == 0
     resumed = play(path, partial, SerialExecutor(), resume=True)
     assert resumed.matches_skipped == 1 and resumed.matches_played == 2
     assert partial.tournament()["status"] == "finished"
@@ -167,7 +171,7 @@ def test_a_crashing_bot_forfeits_and_the_tournament_completes(tmp_path):
 
 def test_games_per_pairing_sets_the_deals(tmp_path):
     config, _, _ = load_config(write_config(tmp_path, CONFIG.replace("deals = 2", "games_per_pairing = 6")))
-    assert config.deals == 3
+    assert config.stages[0].deals == 3
 
 
 @pytest.mark.parametrize("text, message", [
@@ -254,10 +258,14 @@ def test_team_tables_record_teams_and_share_rating_changes(tmp_path):
 
 @pytest.mark.parametrize("path", sorted((BOTS.parent / "configs").glob("*.toml")), ids=lambda p: p.stem)
 def test_shipped_configs_load_and_plan(path):
-    from arena.tournament import plan_matches
+    from arena.events import match_spec, plan_event
+    from arena.scheduling import History
 
-    config, bots, _ = load_config(path)
-    matches = plan_matches(config, bots, tournament_id=1)
-    assert matches and all(len(spec.bots) == config.seats for _, spec in matches)
-    ids = [plan.game_id for _, spec in matches for plan in spec.games]
-    assert len(ids) == len(set(ids))
+    config, bots, rows = load_config(path)
+    plan = plan_event(config, bots, rows)
+    for stage in plan.stages:
+        first = stage.scheduler.next_round(stage.pairing, History())
+        specs = [match_spec(plan, stage, table, 1) for table in first.tables]
+        assert specs and all(len(spec.bots) == stage.config.seats for spec in specs)
+        ids = [g.game_id for spec in specs for g in spec.games]
+        assert len(ids) == len(set(ids))

@@ -1,0 +1,146 @@
+"""Game commands: `games`, `conformance`, `replay`, `schema`, `transcript`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from arena.cli._app import DB_OPTION, app, console, fail, open_store
+from arena.errors import ArenaError
+
+
+@app.command()
+def games() -> None:
+    """List the registered games, their seat counts and options."""
+    from arena.games import get_game, game_names
+
+    for name in game_names():
+        gt = get_game(name).game_type
+        table = Table(title=f"{gt.name} — {gt.title} ({'/'.join(map(str, gt.seat_counts))} seats"
+                      + (", simultaneous moves" if gt.simultaneous else "") + ")",
+                      title_justify="left")
+        table.add_column("option")
+        table.add_column("default")
+        table.add_column("values")
+        table.add_column("description", overflow="fold")
+        for opt, field in gt.options_model.model_fields.items():
+            table.add_row(opt, json.dumps(field.get_default(call_default_factory=True)),
+                          _values(field.annotation), field.description or "")
+        console.print(table)
+
+
+@app.command()
+def conformance(
+    game: Annotated[Optional[list[str]], typer.Argument(help="Games to check (default: all).")] = None,
+    games: Annotated[int, typer.Option(min=1, help="Random games per case.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the checks.")] = 0,
+    seats: Annotated[Optional[int], typer.Option(min=2, max=4, help="Only this seat count.")] = None,
+) -> None:
+    """Run the conformance kit over every seat count and option set of the games."""
+    from arena.conformance import case_id, check_all
+
+    table = Table(title="conformance", title_justify="left")
+    for col in ("case", "games", "steps", "moves/s"):
+        table.add_column(col, justify="left" if col == "case" else "right")
+    try:
+        from arena.games import get_game
+
+        for name in game or []:
+            get_game(name)
+        for case, report in check_all(game or None, games=games, seed=seed, seats=seats):
+            table.add_row(case_id(case), str(report.games), str(report.steps),
+                          f"{report.moves_per_second:,.0f}")
+    except ArenaError as exc:
+        if table.row_count:
+            console.print(table)
+        fail(exc)
+    console.print(table)
+    console.print(f"{table.row_count} cases passed")
+
+
+@app.command()
+def replay(
+    game_id: Annotated[str, typer.Argument(help="Game id, as stored in the games table.")],
+    db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+) -> None:
+    """Replay a stored game from its seed and moves and check it reproduces the record."""
+    from arena.replay import replay as replay_game
+
+    try:
+        state, game = replay_game(open_store(db), game_id)
+    except ArenaError as exc:
+        fail(exc)
+    console.print_json(json.dumps(state.full_view()))
+    console.print(f"{game_id}: {len(game['moves'])} moves replayed; scores {state.scores()}; "
+                  f"termination {game['termination']}")
+
+
+@app.command()
+def schema(
+    out: Annotated[Path, typer.Option(help="Folder to write the JSON Schemas into.")] = Path("protocol/schema"),
+) -> None:
+    """Write the JSON Schemas of the arena/1 protocol messages."""
+    from arena.protocol import write_schemas
+
+    for path in write_schemas(out):
+        console.print(f"wrote {path}")
+
+
+@app.command()
+def transcript(
+    game: Annotated[str, typer.Argument(help="Game name (see `arena games`).")],
+    seats: Annotated[int, typer.Option(min=2, max=4, help="Number of seats.")] = 2,
+    seed: Annotated[int, typer.Option(help="Deal seed.")] = 1,
+    option: Annotated[list[str], typer.Option("--option", "-o", help="Game option as key=JSON value.")] = [],
+    out: Annotated[Optional[Path], typer.Option(help="File to write (default: print).")] = None,
+) -> None:
+    """Record every protocol message of one game between random subprocess bots."""
+    from arena.transcripts import random_bots, record_transcript, write_transcript
+
+    try:
+        lines = record_transcript(game, random_bots(seats), parse_options(option), seed)
+    except ArenaError as exc:
+        fail(exc)
+    if out:
+        write_transcript(lines, out)
+        console.print(f"wrote {out}: {len(lines) - 1} messages")
+    else:
+        for line in lines:
+            print(json.dumps(line, separators=(",", ":")))
+
+
+def parse_options(pairs: list[str]) -> dict:
+    """Game options from `key=value` strings; the value is JSON, or a plain string."""
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected key=value, got {pair!r}", param_hint="--option")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
+
+
+def _values(annotation) -> str:
+    """The allowed values of an option's type, e.g. `"a" | "b"`, `int | null`."""
+    import types
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return " | ".join(json.dumps(a) for a in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_values(a) for a in typing.get_args(annotation))
+    if annotation is type(None):
+        return "null"
+    if annotation is bool:
+        return "true | false"
+    return getattr(annotation, "__name__", str(annotation))
+
+
