@@ -380,7 +380,7 @@ def print_summary(db: Path, tournament_id: int) -> None:
         label = _stage_label(st, event)
         console.print(_standings_table(f"{label} — standings ({st['format']})", st, compact=True))
         print_ratings(ratings[st["stage"]],
-                      escape(f"{label} — Elo (tournament {t['id']}, {t['status']})"),
+                      f"{label} — Elo (tournament {t['id']}, {t['status']})",
                       OutputFormat.table)
     if event and report["overall"] is not None:
         console.print(_overall_table(f"{t['name']} — overall standing", report["overall"]))
