@@ -117,6 +117,8 @@ class EtaColumn(ProgressColumn):
         start = task.fields.get("start_completed", 0)
         done = task.completed - start
         elapsed = task.elapsed or 0.0
+        if task.finished:
+            return Text("done", style="progress.remaining")
         if done <= 0 or not elapsed or task.total is None:
             return Text("eta -:--:--", style="progress.remaining")
         left = max(0.0, task.total - task.completed) * elapsed / done
