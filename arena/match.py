@@ -8,6 +8,8 @@ driver records. It never touches the database, so it can run in a Ray worker.
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -84,11 +86,27 @@ class MatchResult:
     games: list[GameRecord]
     logs: dict[str, str]
     duration_ms: float
+    worker: str = ""  # host:pid of the process that ran it (on Ray: node ip:pid)
+
+
+@dataclass
+class MatchFailure:
+    """A match that failed for a reason that is not a bot's fault."""
+
+    match_id: str
+    error: str  # traceback text, bounded (keep head+tail, ≤ 16 KiB)
+    kind: str  # "error" (exception in the runner) | "worker_died" (the worker process or node was lost)
+    worker: str = ""
+
+
+Outcome = MatchResult | MatchFailure
 
 
 def run_match(spec: MatchSpec) -> MatchResult:
     """Play every game of a match (blocking) and return its result."""
-    return asyncio.run(MatchRunner(spec).run())
+    result = asyncio.run(MatchRunner(spec).run())
+    result.worker = f"{socket.gethostname()}:{os.getpid()}"
+    return result
 
 
 class MatchRunner:
