@@ -321,7 +321,7 @@ class Driver:
                 if state.may_plan():
                     continue
                 raise StoreError("driver stalled: a round is unfinished with nothing to run")
-            if self._buffer and not getattr(ex, "ready", lambda: 0)():
+            if self._buffer and not ex.ready():
                 self._flush()  # about to wait: what is finished lands now, not after the wait
             outcome = ex.next_outcome()
             record, spec = state.in_flight.pop(outcome.match_id)

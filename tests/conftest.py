@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -48,3 +51,21 @@ class SeededRandom:
 
 
 FAST = TimeControl(startup_ms=10_000, move_ms=3_000)
+
+
+KILL_TRIGGER = Path(tempfile.gettempdir()) / "arena-test-kill-once"
+
+
+class KillOnce:
+    """In-process bot: while the trigger file exists, its first move SIGKILLs its own process.
+
+    Run on Ray, that process is the worker running the match: a test of a worker dying mid-match.
+    Removing the trigger is atomic, so exactly one move of one process kills.
+    """
+
+    def choose(self, observation, legal_actions):
+        try:
+            os.unlink(KILL_TRIGGER)
+        except FileNotFoundError:
+            return legal_actions[0]
+        os.kill(os.getpid(), signal.SIGKILL)
