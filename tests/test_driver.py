@@ -241,3 +241,43 @@ def test_batched_writes_are_all_or_nothing(store):
     assert store.db["matches"].count == 0 and store.db["games"].count == 0
     store.record_matches(tid, [record("m1", "g1"), record("m2", "g2")], ids)
     assert store.recorded_matches(tid) == {"m1", "m2"}
+
+
+class StopAfter(SerialExecutor):
+    """A serial executor that raises KeyboardInterrupt as its n-th outcome comes in."""
+
+    def __init__(self, n: int):
+        super().__init__(pin=False)
+        self.n, self.seen = n, 0
+
+    def next_outcome(self):
+        outcome = super().next_outcome()
+        self.seen += 1
+        if self.seen == self.n:
+            raise KeyboardInterrupt
+        return outcome
+
+
+def _record(store: Store) -> list:
+    return [store.db.execute(q).fetchall() for q in (
+        "select stage, round, tables, byes from rounds order by 1, 2",
+        "select id, status from matches order by id",
+        "select match_id, position, bot, game_points, match_points from match_bots order by 1, 2",
+        "select id, seed, termination from games order by id",
+        "select game_id, ply, action from moves order by 1, 2",
+        "select stage, bot, rating from ratings order by 1, 2",
+        "select stage, status from stages order by 1",
+    )]
+
+
+@pytest.mark.parametrize("stop_at", [1, 2, 4])  # in stage 1, at its last match, in stage 2
+def test_an_event_interrupted_anywhere_resumes_to_the_uninterrupted_record(tmp_path, stop_at):
+    path = config_file(tmp_path, EVENT)
+    full = Store(":memory:")
+    play(path, full)
+    store = Store(tmp_path / "a.db")
+    with pytest.raises(KeyboardInterrupt):
+        play(path, store, StopAfter(stop_at))
+    assert store.tournament()["status"] == "interrupted"
+    play(path, store, resume=True)
+    assert _record(store) == _record(full)
