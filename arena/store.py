@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import orjson
 import sqlite_utils
 
 from arena.errors import LeaseError, StoreError
@@ -33,7 +34,8 @@ def now() -> str:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    # orjson: a match's moves are most of what the driver writes, and json.dumps was half its cost.
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
 
 
 class Store:

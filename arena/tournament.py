@@ -21,14 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.config import TournamentConfig, load_config
-from arena.errors import Cancelled, ConfigError, LeaseError, MatchErrorLimit, StoreError
+from arena.errors import Cancelled, ConfigError, MatchErrorLimit, StoreError
 from arena.events import EventPlan, StagePlan, match_spec, plan_event
-from arena.executors import Executor
-from arena import executors as _executors
+from arena.executors import Executor, choose_executor, make_executor
 from arena.match import MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
 from arena.ratings import elo
-from arena.scheduling import History, MatchScore, Round, Table
+from arena.scheduling import History, MatchScore, Round
 from arena.standings import deal_scores, score_match
 from arena.store import Lease, MatchRecord, Store
 
@@ -103,9 +102,9 @@ def run_config(
     if ray_address and executor == "auto":
         executor, reason = "ray", f"--ray-address {ray_address}"
     else:
-        executor, reason = _executors.choose_executor(executor, plan.planned_games(), workers)
+        executor, reason = choose_executor(executor, plan.planned_games(), workers)
     listener.executor(executor, reason)
-    with _executors.make_executor(executor, ray_address, workers,
+    with make_executor(executor, ray_address, workers,
                        pin=config.pin_cpu if pin is None else pin) as ex:
         run = Driver(plan, store, ex, listener).run(resume)
     run.executor, run.executor_reason = executor, reason

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from arena.config import load_config
 from arena.executors import Executor, RayExecutor, SerialExecutor, choose_executor, make_executor
-from arena.match import GamePlan, MatchFailure, MatchResult, MatchSpec
+from arena.match import GamePlan, MatchResult, MatchSpec
 from arena.players.base import random_bot
 from arena.protocol import TimeControl
 
@@ -59,27 +59,17 @@ def cpu_bound_config(deals: int, bots: int, folder: Path) -> Path:
 
 
 def drive(config, bots, rows, executor: Executor) -> list[MatchResult]:
-    """Play the whole tournament on `executor` and return its match results.
-
-    The one place that knows the driver's API: the rewritten driver (run_tournament with a
-    Listener) when present, else the executor fed directly with the old planner's specs.
-    """
-    from arena import tournament
+    """Play the whole tournament through the driver (into an in-memory database); its results."""
     from arena.store import Store
+    from arena.tournament import Listener, run_tournament
 
     results: list[MatchResult] = []
-    listener_cls = getattr(tournament, "Listener", None)
-    if listener_cls is not None:
-        class Collect(listener_cls):
-            def match_done(self, result: MatchResult) -> None:
-                results.append(result)
 
-        tournament.run_tournament(config, bots, rows, Store(":memory:"), executor, listener=Collect())
-        return results
-    for outcome in executor.run(spec for _, spec in tournament.plan_matches(config, bots, 1)):
-        if isinstance(outcome, MatchFailure):
-            raise RuntimeError(f"match {outcome.match_id} failed: {outcome.error}")
-        results.append(outcome)
+    class Collect(Listener):
+        def match_done(self, result: MatchResult) -> None:
+            results.append(result)
+
+    run_tournament(config, bots, rows, Store(":memory:"), executor, listener=Collect())
     return results
 
 

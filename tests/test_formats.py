@@ -4,7 +4,6 @@ killed mid-tournament costs only its match, which is replayed."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
