@@ -115,6 +115,7 @@ def throughput(config_path: Path, workers: int, repeat: int) -> None:
     checker = Checker()
     best: dict[str, float] = {}
     games = 0
+    ceiling: list[float] = []
 
     def timed(label: str, executor: Executor) -> None:
         nonlocal games
@@ -133,6 +134,7 @@ def throughput(config_path: Path, workers: int, repeat: int) -> None:
             timed("serial", SerialExecutor(pin=False))
             timed("pinned", SerialExecutor(pin=True))
             timed("ray", ray)
+            ceiling.append(machine_scaling(workers))
     finally:
         ray.close()
     print(f"1. {config.name}: {len(bots)} bots, {games} games per run, best of {repeat}, load {_load()}"
@@ -143,6 +145,38 @@ def throughput(config_path: Path, workers: int, repeat: int) -> None:
     print(f"   pinned / unpinned serial {best['serial'] / best['pinned']:5.2f}x")
     print(f"   ray / unpinned serial    {best['serial'] / best['ray']:5.2f}x")
     print(f"   ray / pinned serial      {best['pinned'] / best['ray']:5.2f}x   (target >= 1.8)")
+    print(f"   the machine's own ceiling: {workers} pinned CPU loops at once do "
+          f"{min(ceiling):.2f}-{max(ceiling):.2f}x the work of one")
+
+
+def _spin(cpu: int) -> float:
+    os.sched_setaffinity(0, {cpu})
+    started, x = time.perf_counter(), 0
+    for i in range(5_000_000):
+        x += i * i
+    return time.perf_counter() - started
+
+
+def machine_scaling(workers: int) -> float:
+    """How much more work `workers` pinned processes do than one (the ceiling of any executor)."""
+    import multiprocessing
+
+    cpus = sorted(os.sched_getaffinity(0))
+    one = _spin_in_child(cpus[0])
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        started = time.perf_counter()
+        pool.map(_spin, [cpus[i % len(cpus)] for i in range(workers)])
+        together = time.perf_counter() - started
+    return workers * one / together
+
+
+def _spin_in_child(cpu: int) -> float:
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        started = time.perf_counter()
+        pool.map(_spin, [cpu])
+        return time.perf_counter() - started
 
 
 def wall_time(config_path: Path, workers: int | None, repeat: int) -> None:
