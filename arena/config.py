@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from arena.errors import ConfigError
 from arena.games import get_game
 from arena.players.base import BotSpec
-from arena.protocol import TimeControl
+from arena.protocol import DEFAULT_GRACE_MS, TimeControl
 
 
 class _Strict(BaseModel):
@@ -54,10 +54,14 @@ class Manifest(_Strict):
 
 
 class TimeConfig(_Strict):
-    """Time limits in milliseconds."""
+    """Time limits in milliseconds: startup, per move, a per-game bank, and the runner's grace."""
 
-    startup_ms: int = Field(default=10_000, gt=0)
-    move_ms: int = Field(default=2_000, gt=0)
+    startup_ms: int = Field(default=10_000, gt=0, description="Time from process start to `ready`.")
+    move_ms: int = Field(default=2_000, gt=0, description="Time for each action.")
+    bank_ms: int = Field(default=0, ge=0,
+                         description="Per bot and game: time over move_ms comes out of it (0: no bank).")
+    grace_ms: int = Field(default=DEFAULT_GRACE_MS, ge=0, le=10_000,
+                          description="Margin added to every deadline for scheduling noise.")
 
 
 class RatingConfig(_Strict):
@@ -296,4 +300,6 @@ def import_factory(target: str):
 
 def time_control(config: TournamentConfig) -> TimeControl:
     """The protocol's time control for a config."""
-    return TimeControl(startup_ms=config.time.startup_ms, move_ms=config.time.move_ms)
+    t = config.time
+    return TimeControl(startup_ms=t.startup_ms, move_ms=t.move_ms, bank_ms=t.bank_ms,
+                       grace_ms=t.grace_ms)

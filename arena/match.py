@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.errors import BotError, BotFailureBudget, BotIllegalAction
+from arena.errors import BotError, BotFailureBudget, BotIllegalAction, BotTimeout
 from arena.failures import Termination
 from arena.games import forfeit_ranks, make_options, new_game
 from arena.players.base import BotSpec, Player, make_player
@@ -120,6 +120,7 @@ class MatchRunner:
         self.players: list[Player | None] = [None] * len(spec.bots)
         self.failures = [0] * len(spec.bots)
         self.logs: dict[str, list[str]] = {b.name: [] for b in spec.bots}
+        self.banks = [0.0] * len(spec.bots)  # ms of time bank each bot has left in its current game
         self.request_id = 0
 
     async def run(self) -> MatchResult:
@@ -147,6 +148,8 @@ class MatchRunner:
         t0 = time.perf_counter()
         failure: tuple[int, BotError] | None = None
         told: list[int] = []  # the bots that got this game's game_start, and so get its game_end
+        for b in plan.seating:  # the bank is per game: every game starts with a full one
+            self.banks[b] = float(spec.time.bank_ms)
         # Start (or restart) the players this game needs, in seat order, so failures are stable.
         for seat, b in enumerate(plan.seating):
             try:
@@ -200,17 +203,16 @@ class MatchRunner:
             requests[seat] = {
                 "type": "act", "game_id": plan.game_id, "request_id": self.request_id,
                 "observation": state.observation(seat), "legal_actions": legal[seat],
-                "time_left_ms": self.spec.time.move_ms,
+                "time_left_ms": self._time_left(plan.seating[seat]),
             }
-        timeout = self.spec.time.move_ms / 1000
         if len(acting) == 1:  # the common case needs no gather (and no extra tasks)
             try:
-                answers = [await self._timed_act(plan.seating[acting[0]], requests[acting[0]], timeout)]
+                answers = [await self._timed_act(plan.seating[acting[0]], requests[acting[0]])]
             except BotError as exc:
                 answers = [exc]
         else:
             answers = await asyncio.gather(
-                *(self._timed_act(plan.seating[seat], requests[seat], timeout) for seat in acting),
+                *(self._timed_act(plan.seating[seat], requests[seat]) for seat in acting),
                 return_exceptions=True,
             )
         actions, moves = {}, []
@@ -230,10 +232,35 @@ class MatchRunner:
         record.moves.extend(moves)
         return None
 
-    async def _timed_act(self, bot: int, request: dict, timeout: float):
+    def _time_left(self, bot: int) -> int:
+        """What the bot really has for this move: the move limit plus what is left of its bank."""
+        return self.spec.time.move_ms + int(self.banks[bot])
+
+    async def _timed_act(self, bot: int, request: dict):
+        """Ask one bot under its deadline; charge the time it took over move_ms to its bank.
+
+        The runner measures on its own side, from sending the request to reading the answer. The
+        deadline it enforces is move_ms + bank + grace_ms: the grace absorbs scheduling noise (a
+        loaded machine wakes the runner late), so an answer inside the bot's own time is never
+        lost to it. Time over move_ms, grace included, comes out of the bank, which never goes
+        below zero.
+        """
+        tc = self.spec.time
+        bank = self.banks[bot]
         t0 = time.perf_counter()
-        action = await self.players[bot].act(request, timeout)
-        return action, (time.perf_counter() - t0) * 1000
+        try:
+            action = await self.players[bot].act(request, (tc.move_ms + bank + tc.grace_ms) / 1000)
+        except BotTimeout:
+            elapsed = (time.perf_counter() - t0) * 1000
+            self.banks[bot] = 0.0
+            limit = f"limit {tc.move_ms} ms + bank {int(bank)} ms + grace {tc.grace_ms} ms"
+            raise BotTimeout(
+                f"no action within the move time ({limit})",
+                f"no answer in {elapsed:.0f} ms ({limit}); request_id {request['request_id']}",
+            ) from None
+        ms = (time.perf_counter() - t0) * 1000
+        self.banks[bot] = max(0.0, bank - max(0.0, ms - tc.move_ms))
+        return action, ms
 
     async def _ensure_started(self, b: int) -> None:
         if self.players[b] is not None:

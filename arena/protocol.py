@@ -11,7 +11,7 @@ import json
 from typing import Annotated, Any, Literal, Union
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_serializer
 
 from arena.errors import BadMessage
 
@@ -23,11 +23,22 @@ class _Message(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+DEFAULT_GRACE_MS = 100  # the runner's margin for scheduling noise, stated to bots in `hello`
+
+
 class TimeControl(_Message):
     """The time limits of a match, in milliseconds."""
 
     startup_ms: int = Field(description="Time allowed between process start and the `ready` reply.")
     move_ms: int = Field(description="Time allowed for each `action` reply.")
+    bank_ms: int = Field(
+        default=0, ge=0,
+        description="Extra time per game: time over `move_ms` comes out of it; 0 means no bank.",
+    )
+    grace_ms: int = Field(
+        default=DEFAULT_GRACE_MS, ge=0,
+        description="Margin the runner adds to each deadline for scheduling noise; do not plan on it.",
+    )
 
 
 class Hello(_Message):
@@ -86,6 +97,11 @@ class GameEnd(_Message):
     ranks: list[int]
     termination: str = Field(description="`normal`, or the failure reason of a forfeited game.")
     culprit: int | None = Field(default=None, description="The seat that forfeited, if any.")
+
+    @field_serializer("scores")
+    def _integral_scores(self, scores: list[float]) -> list[int | float]:
+        # Scores are counts in every game so far: send 24, not 24.0, which some JSON readers type apart.
+        return [int(s) if float(s).is_integer() else s for s in scores]
 
 
 class Bye(_Message):

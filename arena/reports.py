@@ -507,3 +507,35 @@ def export_tournament(store: Store, tournament_id: int, fmt: str, out: TextIO) -
                 s[5], g[11], g[12])])
             written += 1
     return written
+
+
+# ---------------------------------------------------------------------------------------------
+# Bots that never started
+
+
+def never_started(store: Store, tournament_id: int) -> list[dict]:
+    """The bots of a tournament that never got past start-up, with their first startup failure.
+
+    A bot never started when it was the culprit of a startup_failure and nothing shows it ever
+    running: no game of it ended normally, it never made a move, and it never failed in a way only
+    a running bot can (its other forfeits are startup failures or the failure budget they lead to).
+    Rows: bot, games (it was seated in), detail and evidence of its first startup failure.
+    """
+    rows = store.db.execute(
+        "select s.bot, count(*) as games, "
+        "  sum(g.culprit_bot = s.bot and g.termination = 'startup_failure') as startup_failures, "
+        "  sum(g.termination = 'normal' or (g.culprit_bot = s.bot and g.termination not in "
+        "      ('startup_failure', 'failure_budget'))) as ran, "
+        "  sum(exists(select 1 from moves v where v.game_id = g.id and v.seat = s.seat)) as moved "
+        "from game_seats s join games g on g.id = s.game_id where g.tournament_id = ? "
+        "group by s.bot order by s.bot", [tournament_id]).fetchall()
+    out = []
+    for bot, games, startup_failures, ran, moved in rows:
+        if not startup_failures or ran or moved:
+            continue
+        detail, evidence = store.db.execute(
+            "select detail, evidence from games where tournament_id = ? and culprit_bot = ? "
+            "and termination = 'startup_failure' order by ordinal, id limit 1",
+            [tournament_id, bot]).fetchone()
+        out.append({"bot": bot, "games": games, "detail": detail or "", "evidence": evidence or ""})
+    return out

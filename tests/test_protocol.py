@@ -50,4 +50,4 @@ def test_encode_is_one_json_line():
     data = encode(Hello(bot="b", time=TimeControl(startup_ms=1, move_ms=2)))
     assert data.endswith(b"\n") and data.count(b"\n") == 1
     assert json.loads(data) == {"type": "hello", "protocol": "arena/1", "bot": "b",
-                                "time": {"startup_ms": 1, "move_ms": 2}}
+                                "time": {"startup_ms": 1, "move_ms": 2, "bank_ms": 0, "grace_ms": 100}}

@@ -37,7 +37,10 @@ def run(
     pin: Annotated[Optional[bool], typer.Option("--pin/--no-pin", help="Pin each match and its bots to one core (default: the config's pin_cpu).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Run (or resume) a tournament from a config file and print its standings and ratings."""
+    """Run (or resume) a tournament from a config file and print its standings and ratings.
+
+    Ends with one line per bot that never started; exits 1 if no bot of the tournament started.
+    """
     from arena.tournament import run_config
 
     listener = ProgressListener(quiet)
@@ -67,6 +70,31 @@ def run(
     from arena.cli.tournament import print_summary
 
     print_summary(db, outcome.tournament_id)
+    _report_never_started(db, outcome.tournament_id)
+
+
+def _report_never_started(db: Path, tournament_id: int) -> None:
+    """One line per bot that never started (besides its forfeits); exit 1 when no bot ever did.
+
+    A tournament where some bots could not start still ranked the others, so the run succeeded
+    (exit 0) with the warning; one where not a single bot started played nothing, so it fails.
+    """
+    from arena import reports
+    from arena.cli._app import open_store
+
+    store = open_store(db)
+    dead = reports.never_started(store, tournament_id)
+    for row in dead:
+        why = row["detail"]
+        if row["evidence"] and row["evidence"] not in why:
+            why += f" ({row['evidence']})"
+        err_console.print(f"bot {row['bot']!r} never started: {why}",
+                          soft_wrap=True, highlight=False, markup=False)
+    seated = store.db.execute(
+        "select count(distinct s.bot) from game_seats s join games g on g.id = s.game_id "
+        "where g.tournament_id = ?", [tournament_id]).fetchone()[0]
+    if dead and len(dead) == seated:
+        raise typer.Exit(1)
 
 
 class ProgressListener(Listener):

@@ -1,0 +1,202 @@
+"""`arena failures` with the culprit's stderr tail, and `arena run`'s line for a bot that never started.
+
+Real tournaments of real subprocess bots, through the command line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from arena.cli import app
+from arena.cli._app import console
+from arena.cli.ratings import stderr_tail
+from arena.reports import never_started
+from arena.store import Store
+from conftest import BOTS
+
+runner = CliRunner()
+
+# A bot that writes hostile text to stderr and then crashes at its second move: a formula, rich
+# markup, a terminal escape, and a "Cannot find module" line like the one an author must find.
+CRASHER = '''
+import json, sys
+for i in range(20):
+    print(f"noise {i}", file=sys.stderr)
+print("=HYPERLINK(\\"http://x\\")", file=sys.stderr)
+print("[red]not markup[/red] \\x1b[2J", file=sys.stderr)
+print("Error: Cannot find module 'left-pad'", file=sys.stderr)
+sys.stderr.flush()
+acts = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "ready"}), flush=True)
+    elif msg["type"] == "act":
+        acts += 1
+        if acts == 2:
+            sys.exit(1)
+        print(json.dumps({"type": "action", "request_id": msg["request_id"],
+                          "action": msg["legal_actions"][0]}), flush=True)
+'''
+
+
+def write(tmp_path: Path, bots: str) -> Path:
+    """A one-deal Xeri round robin of the given [[bots]] tables."""
+    path = tmp_path / "t.toml"
+    path.write_text(textwrap.dedent('''
+        name = "t"
+        game = "xeri"
+        deals = 1
+        max_failures = 1
+        [options]
+        rounds = 1
+        [time]
+        move_ms = 5000
+        startup_ms = 5000
+    ''') + textwrap.dedent(bots))
+    return path
+
+
+def run(path: Path, db: Path):
+    """`arena run` serially, quietly."""
+    return runner.invoke(app, ["run", str(path), "--db", str(db), "--executor", "serial", "-q"])
+
+
+def test_failures_show_the_culprits_stderr_tail_in_every_format(tmp_path):
+    (tmp_path / "crasher.py").write_text(CRASHER)
+    path = write(tmp_path, f'''
+        [[bots]]
+        name = "crasher"
+        command = ["{sys.executable}", "crasher.py"]
+        [[bots]]
+        manifest = "{BOTS}/random.toml"
+    ''')
+    db = tmp_path / "a.db"
+    out = run(path, db)
+    assert out.exit_code == 0, out.output
+    assert "never started" not in out.output
+
+    out = runner.invoke(app, ["failures", "--db", str(db), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)
+    assert rows and {r["reason"] for r in rows} <= {"crash", "failure_budget"}
+    crash = next(r for r in rows if r["reason"] == "crash")
+    assert crash["bot"] == "crasher" and crash["evidence"] == "exit code 1"
+    tail = crash["stderr_tail"]
+    assert tail.endswith("Error: Cannot find module 'left-pad'")
+    assert len(tail.splitlines()) == 5 and "noise 18" in tail and "noise 17" not in tail
+
+    out = runner.invoke(app, ["failures", "--db", str(db), "--format", "csv"])
+    table = list(csv.reader(io.StringIO(out.output)))
+    assert table[0] == ["game", "match", "bot", "reason", "detail", "evidence", "stderr_tail"]
+    cell = table[1 + rows.index(crash)][6]
+    # Only a cell that starts with = + - @ is run as a formula; this one starts with "noise 18".
+    assert cell.startswith("noise 18") and '=HYPERLINK("http://x")' in cell
+
+    saved = console._width
+    console.width = 400  # one line per row, so the checks below see whole cells
+    try:
+        out = runner.invoke(app, ["failures", "--db", str(db)])
+    finally:
+        console._width = saved
+    assert out.exit_code == 0
+    assert "Cannot find module 'left-pad'" in out.output
+    assert "[red]not markup[/red]" in out.output  # shown as text, not as markup
+    assert "\x1b[2J" not in out.output and "\\x1b[2J" in out.output
+
+
+def test_a_csv_cell_that_starts_with_a_formula_is_neutralised(tmp_path):
+    # A bot whose stderr is only a formula: its tail starts with "=".
+    (tmp_path / "formula.py").write_text(
+        'import sys\nprint("=1+1", file=sys.stderr)\nsys.stderr.flush()\nsys.exit(2)\n')
+    path = write(tmp_path, f'''
+        [[bots]]
+        name = "formula"
+        command = ["{sys.executable}", "formula.py"]
+        [[bots]]
+        manifest = "{BOTS}/random.toml"
+        [[bots]]
+        manifest = "{BOTS}/random.toml"
+        name = "random-b"
+        args = ["2"]
+    ''')
+    db = tmp_path / "a.db"
+    ran = run(path, db)
+    assert ran.exit_code == 0, ran.output
+    out = runner.invoke(app, ["failures", "--db", str(db), "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(out.output)))
+    assert rows and all(r["bot"] == "formula" for r in rows)
+    first = rows[0]
+    assert first["reason"] == "startup_failure" and first["stderr_tail"] == "'=1+1"
+    # Exited before `ready`: it never started, and the run said so in one line, yet exited 0.
+    lines = [ln for ln in ran.output.splitlines() if "never started" in ln]
+    assert lines == ["bot 'formula' never started: handshake failed: the bot closed its output or "
+                     "exited (exit code 2)"]
+
+
+def test_a_missing_command_is_reported_once_at_the_end_of_the_run(tmp_path):
+    path = write(tmp_path, f'''
+        [[bots]]
+        name = "ghost"
+        command = ["/nonexistent/ghost-bot"]
+        [[bots]]
+        manifest = "{BOTS}/random.toml"
+        [[bots]]
+        manifest = "{BOTS}/random.toml"
+        name = "random-b"
+        args = ["2"]
+    ''')
+    db = tmp_path / "a.db"
+    out = run(path, db)
+    assert out.exit_code == 0, out.output
+    lines = [ln for ln in out.output.splitlines() if "never started" in ln]
+    assert len(lines) == 1
+    assert lines[0].startswith("bot 'ghost' never started: cannot start ['/nonexistent/ghost-bot']")
+    assert "No such file or directory" in lines[0]
+    store = Store(db)
+    (row,) = never_started(store, store.tournament()["id"])
+    assert row["bot"] == "ghost" and row["games"] == 4
+
+
+def test_a_run_where_no_bot_starts_exits_1(tmp_path):
+    path = write(tmp_path, '''
+        [[bots]]
+        name = "ghost-a"
+        command = ["/nonexistent/a"]
+        [[bots]]
+        name = "ghost-b"
+        command = ["/nonexistent/b"]
+    ''')
+    out = run(path, tmp_path / "a.db")
+    assert out.exit_code == 1
+    assert sum("never started" in ln for ln in out.output.splitlines()) == 2
+
+
+def test_a_bot_that_ran_once_is_not_reported(tmp_path):
+    # Crashes mid-game (so it ran), then forfeits by budget: not a bot that never started.
+    (tmp_path / "crasher.py").write_text(CRASHER)
+    path = write(tmp_path, f'''
+        [[bots]]
+        name = "crasher"
+        command = ["{sys.executable}", "crasher.py"]
+        [[bots]]
+        manifest = "{BOTS}/random.toml"
+    ''')
+    db = tmp_path / "a.db"
+    assert run(path, db).exit_code == 0
+    store = Store(db)
+    assert never_started(store, store.tournament()["id"]) == []
+
+
+def test_stderr_tail_is_bounded():
+    assert stderr_tail("") == ""
+    assert stderr_tail("a\nb\nc\nd\ne\nf\ng\n") == "c\nd\ne\nf\ng"
+    long = stderr_tail("x" * 10_000)
+    assert len(long) == 501 and long.startswith("…")
