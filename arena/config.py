@@ -28,14 +28,17 @@ class BotEntry(_Strict):
     workdir: str | None = Field(default=None, description="Working directory of the command.")
     args: list[str] = Field(default_factory=list, description="Extra arguments appended to the command.")
     python: str | None = Field(default=None, description="`module:attr` of an in-process bot factory.")
+    bot: str | None = Field(default=None, description="A registry bot: `name` (latest) or `name@version`.")
     version: str | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> BotEntry:
-        sources = [s for s in ("manifest", "command", "python") if getattr(self, s)]
+        sources = [s for s in ("manifest", "command", "python", "bot") if getattr(self, s)]
         if len(sources) != 1:
-            raise ValueError(f"give exactly one of manifest, command or python (got {sources or 'none'})")
-        if not self.manifest and not self.name:
+            raise ValueError(f"give exactly one of manifest, command, python or bot (got {sources or 'none'})")
+        if self.bot and self.version:
+            raise ValueError("a registry bot takes its version from `bot = \"name@version\"`")
+        if not self.manifest and not self.bot and not self.name:
             raise ValueError("a bot given by command or python needs a name")
         return self
 
@@ -212,11 +215,12 @@ def parse_config(raw: dict, source: str = "config") -> TournamentConfig:
         raise _first_error(exc, source, single_stage="stages" not in raw) from None
 
 
-def load_config(path: str | Path) -> tuple[TournamentConfig, list[BotSpec], list[dict]]:
+def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfig, list[BotSpec], list[dict]]:
     """The tournament config, its bots as BotSpecs, and their registry rows; all paths resolved.
 
     Each row's `games` lists the games its manifest declares (empty: any game). A single-game
     tournament refuses a bot that does not play its game; an event leaves it out of that stage.
+    `registry` (an arena.registry.Registry) resolves `bot = "name@version"` entries.
     """
     path = Path(path)
     raw = read_toml(path)
@@ -224,7 +228,8 @@ def load_config(path: str | Path) -> tuple[TournamentConfig, list[BotSpec], list
     config = parse_config(raw, str(path))
     specs, rows = [], []
     for entry in config.bots:
-        spec, row = resolve_bot(entry, path.parent, None if config.event else config.stages[0].game)
+        spec, row = resolve_bot(entry, path.parent, None if config.event else config.stages[0].game,
+                                registry)
         specs.append(spec)
         rows.append(row)
     names = [s.name for s in specs]
@@ -252,9 +257,20 @@ def stage_entrants(stage: StageConfig, rows: list[dict]) -> list[int]:
     return [i for i, row in enumerate(rows) if not row.get("games") or stage.game in row["games"]]
 
 
-def resolve_bot(entry: BotEntry, base: Path, game: str | None) -> tuple[BotSpec, dict]:
+def resolve_bot(entry: BotEntry, base: Path, game: str | None,
+                registry: Any = None) -> tuple[BotSpec, dict]:
     """A BotSpec (absolute paths) and a registry row for one config entry; `game`: it must play it."""
     games: list[str] = []
+    if entry.bot:
+        if registry is None:
+            raise ConfigError(f"bot {entry.bot!r}: no registry: registry bots need a database "
+                              f"(run the config with --db)")
+        # The snapshot, not the author's folder: a submitted version never changes under a run.
+        spec, row = registry.resolve(entry.bot, name=entry.name, args=entry.args)
+        if game and row["games"] and game not in row["games"]:
+            raise ConfigError(f"bot {entry.bot!r} does not play {game} "
+                              f"(its manifest lists: {', '.join(row['games'])})")
+        return spec, row
     if entry.python:
         factory = import_factory(entry.python)
         version = entry.version or ""

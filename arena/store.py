@@ -23,7 +23,7 @@ import sqlite_utils
 
 from arena.errors import LeaseError, StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 LEASE_STALE_S = 60.0  # a lease whose heartbeat is older than this belongs to a dead driver
 ERROR_KEEP = 16 * 1024  # characters of a runner error's traceback kept per attempt
 
@@ -708,4 +708,14 @@ def _migration_2(store: Store) -> None:
         "from tournaments t")
 
 
-MIGRATIONS = {1: _migration_1, 2: _migration_2}
+def _migration_3(store: Store) -> None:
+    """The bot registry: bots gain content_hash (of their snapshot), status and author."""
+    sql = store.db.conn.execute
+    # A bot first seen in a tournament config has no snapshot: its content_hash stays null.
+    sql("alter table bots add column content_hash text")
+    sql("alter table bots add column status text not null default 'active'")
+    sql("alter table bots add column author text not null default ''")
+    store.db["bots"].create_index(["content_hash"])
+
+
+MIGRATIONS = {1: _migration_1, 2: _migration_2, 3: _migration_3}

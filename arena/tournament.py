@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.config import TournamentConfig, load_config
+from arena.registry import Registry
 from arena.errors import Cancelled, ConfigError, MatchErrorLimit, StoreError
 from arena.events import EventPlan, StagePlan, match_spec, plan_event
 from arena.executors import Executor, choose_executor, make_executor
@@ -96,7 +97,7 @@ def run_config(
 ) -> TournamentRun:
     """Load a config, choose an executor, and run (or resume) the tournament into the database `db`."""
     listener = listener or Listener()
-    config, bots, rows = load_config(config_path)
+    config, bots, rows = load_config(config_path, registry=Registry(db))  # `bot = "name@v"`
     plan = plan_event(config, bots, rows)
     store = Store(db)
     if ray_address and executor == "auto":

@@ -1,0 +1,186 @@
+"""`arena bot ...`: the bot registry (add, list, show, remove), `check` and `new` (author's kits).
+
+Each command parses, calls one function of arena.registry, arena.checker or arena.kits, and prints
+the result. Bot names, manifests, evidence and stderr are untrusted: all are escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+
+from arena.cli._app import DB_OPTION, app, console, fail, new_table
+from arena.errors import ArenaError
+
+bot_app = typer.Typer(
+    help="Submitted bots: add, list, show, remove, check; start a new one from a kit.",
+    no_args_is_help=True)
+app.add_typer(bot_app, name="bot")
+
+REF_ARG = typer.Argument(help="NAME (every version / the latest) or NAME@VERSION.")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class Lang(str, Enum):
+    """The kit languages."""
+
+    python = "python"
+    node = "node"
+    c = "c"
+
+
+def _safe(value: object) -> str:
+    """Untrusted text for rich: control characters made visible, markup escaped."""
+    text = "" if value is None else str(value)
+    return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
+
+
+def _say(text: str) -> None:
+    console.print(text, highlight=False, soft_wrap=True)
+
+
+def _registry(db: Path):
+    from arena.registry import Registry
+
+    return Registry(db)
+
+
+@bot_app.command()
+def add(path: Annotated[Path, typer.Argument(help="A bot folder with a manifest, or a manifest file.")],
+        db: Annotated[Path, DB_OPTION] = Path("arena.db")) -> None:
+    """Validate a bot's manifest, snapshot its folder beside the database and record the version."""
+    try:
+        result = _registry(db).add(path)
+    except ArenaError as exc:
+        fail(exc)
+    _say(_safe(result.message))
+
+
+@bot_app.command("list")
+def list_bots(db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+              as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False) -> None:
+    """List every registered bot version."""
+    try:
+        versions = _registry(db).versions()
+    except ArenaError as exc:
+        fail(exc)
+    if as_json:
+        print(json.dumps([{k: v for k, v in x.__dict__.items() if k != "extra"} | {"ref": x.ref}
+                          for x in versions], indent=2, ensure_ascii=False))
+        return
+    table = new_table(f"bots in {db}", "bot", "version", "status", "language", "author", "games",
+                      "hash", "added")
+    for v in versions:
+        table.add_row(_safe(v.name), _safe(v.version), _safe(v.status), _safe(v.language),
+                      _safe(v.author), _safe(", ".join(v.games) or "any"), v.content_hash[:8],
+                      _safe((v.added_at or "")[:16].replace("T", " ")))
+    console.print(table)
+
+
+@bot_app.command()
+def show(ref: Annotated[str, REF_ARG],
+         db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+         as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False) -> None:
+    """A bot's versions: games, tournaments played, latest ratings, recent failures with stderr."""
+    try:
+        info = _registry(db).show(ref)
+    except ArenaError as exc:
+        fail(exc)
+    if as_json:
+        print(json.dumps(info, indent=2, ensure_ascii=False, default=str))
+        return
+    for v in info["versions"]:
+        _say(f"[bold]{_safe(v['ref'])}[/bold]  {_safe(v['status'])}  hash {v['content_hash'][:12]}  "
+             f"added {_safe((v['added_at'] or '')[:16].replace('T', ' '))}")
+        _say(f"  command {_safe(' '.join(v['command']))}  language {_safe(v['language'] or '?')}"
+             f"  author {_safe(v['author'] or '?')}")
+        _say(f"  games {_safe(', '.join(v['games']) or 'any')}; played {v['games_played']} games "
+             f"in {v['tournaments']} tournaments")
+        for r in v["ratings"]:
+            _say(f"  rating in tournament {r['tournament_id']} ({_safe(r['tournament'])}) stage "
+                 f"{r['stage']}: {_safe(r['method'])} {r['rating']:.1f} over {r['games']} games")
+        for f in v["failures"]:
+            _say(f"  failure {_safe(f['game_id'])}: {_safe(f['termination'])}: {_safe(f['detail'])}"
+                 + (f" — {_safe(f['evidence'][:200])}" if f["evidence"] else ""))
+            for line in (f["stderr_tail"] or "").splitlines()[-5:]:
+                _say(f"    stderr| {_safe(line)}")
+
+
+@bot_app.command()
+def remove(ref: Annotated[str, REF_ARG],
+           db: Annotated[Path, DB_OPTION] = Path("arena.db")) -> None:
+    """Retire a version (or every version of a bot): its games and ratings stay."""
+    try:
+        retired = _registry(db).remove(ref)
+    except ArenaError as exc:
+        fail(exc)
+    if retired:
+        _say(f"retired {_safe(', '.join(retired))} (games and ratings stay)")
+    else:
+        _say(f"{_safe(ref)} was already retired")
+
+
+@bot_app.command()
+def check(
+    target: Annotated[str, typer.Argument(help="A bot folder or manifest, or NAME[@VERSION] in the registry.")],
+    game: Annotated[Optional[str], typer.Option(help="Only this game (default: every game the manifest lists).")] = None,
+    db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+    move_ms: Annotated[Optional[int], typer.Option(min=1, help="Move time limit (default: the tournament default).")] = None,
+    startup_ms: Annotated[Optional[int], typer.Option(min=1, help="Startup limit (default: the tournament default).")] = None,
+    deals: Annotated[int, typer.Option(min=1, help="Deals per game and seat count (each played in every seat).")] = 2,
+) -> None:
+    """Play the bot against the random bot in each claimed game and seat count; exit 0 when clean."""
+    from arena.checker import check_bot, resolve_target
+    from arena.config import TimeConfig
+    from arena.protocol import TimeControl
+
+    defaults = TimeConfig()
+    time = TimeControl(startup_ms=startup_ms or defaults.startup_ms,
+                       move_ms=move_ms or defaults.move_ms)
+    try:
+        spec, games = resolve_target(target, db)
+        report = check_bot(spec, games, game, time, deals)
+    except ArenaError as exc:
+        fail(exc)
+    for c in report.combos:
+        mark = "ok" if c.clean_games == c.games else "PROBLEM"
+        _say(f"{mark:>7}  {_safe(c.game)} with {c.seats} seats: {c.clean_games}/{c.games} games "
+             f"clean, {c.moves} moves, {c.seconds:.1f} s")
+    for p in report.problems:
+        _say(f"[red]problem[/red] in {_safe(p.game)} ({p.seats} seats, game {_safe(p.game_id)}): "
+             f"{_safe(p.words)}")
+        _say(f"  what happened: {_safe(p.detail)}")
+        if p.evidence:
+            _say(f"  evidence: {_safe(p.evidence)}")
+    if report.stderr_tail and report.problems:
+        _say("the bot's stderr (last lines):")
+        for line in report.stderr_tail.splitlines():
+            _say(f"  | {_safe(line)}")
+    if report.move_ms:
+        _say(f"move time: median {report.median_ms:.1f} ms, worst {report.worst_ms:.1f} ms "
+             f"(limit {time.move_ms} ms) over {len(report.move_ms)} moves")
+    verdict = "clean" if report.clean else f"{len(report.problems)} problem(s)"
+    _say(f"{_safe(spec.name)}: {verdict} ({report.seconds:.1f} s)")
+    raise typer.Exit(0 if report.clean else 1)
+
+
+@bot_app.command()
+def new(
+    name: Annotated[str, typer.Argument(help="The new bot's name (also its folder's).")],
+    lang: Annotated[Lang, typer.Option("--lang", help="The kit's language.")] = Lang.python,
+    directory: Annotated[Path, typer.Option("--dir", help="Where the bot's folder is created.")] = Path("."),
+) -> None:
+    """Write a working bot folder (manifest, source, README) from the author's kit."""
+    from arena.kits import new_bot
+
+    try:
+        folder = new_bot(name, lang.value, directory)
+    except ArenaError as exc:
+        fail(exc)
+    _say(f"wrote {_safe(folder)}: edit the strategy, then `arena bot check {_safe(folder)}`")

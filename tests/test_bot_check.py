@@ -1,0 +1,105 @@
+"""`arena bot check`: a clean bot passes (exit 0); each misbehaviour is named in plain words."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.checker import check_bot, combinations
+from arena.cli import app
+from arena.errors import ConfigError
+from arena.players.base import BotSpec
+from arena.protocol import TimeControl
+from arena.registry import Registry
+from conftest import BOTS, FAKES
+from test_registry import make_bot
+
+runner = CliRunner()
+FAST = TimeControl(startup_ms=2000, move_ms=300)
+
+
+def test_a_clean_bot_passes_every_claimed_game_and_seat_count_in_a_few_seconds():
+    t0 = time.perf_counter()
+    out = runner.invoke(app, ["bot", "check", str(BOTS / "random.toml")])
+    elapsed = time.perf_counter() - t0
+    assert out.exit_code == 0, out.output
+    for game in ("xeri", "crossfire", "crosswalk", "battlefield_cribbage"):
+        assert f"ok  {game} with 2 seats" in out.output
+    assert "crosswalk with 4 seats" in out.output and "battlefield_cribbage with 3 seats" in out.output
+    assert "move time: median" in out.output and "worst" in out.output
+    assert "random: clean" in out.output
+    assert elapsed < 20
+
+
+def test_combinations_follow_the_manifest_and_the_game_option():
+    assert combinations(["xeri"]) == [("xeri", 2)]
+    assert combinations([], "crosswalk") == [("crosswalk", 2), ("crosswalk", 3), ("crosswalk", 4)]
+    with pytest.raises(ConfigError, match="does not list crossfire"):
+        combinations(["xeri"], "crossfire")
+    with pytest.raises(ConfigError, match="unknown game"):
+        combinations([], "poker")
+
+
+def _bad(mode: str, when: int = 3) -> BotSpec:
+    return BotSpec(name="bad", command=(sys.executable, str(FAKES / "misbehaving_bot.py"), mode,
+                                        str(when)), workdir=str(FAKES))
+
+
+@pytest.mark.parametrize("mode, reason, words", [
+    ("crash", "crash", "crash: the bot exited"),
+    ("garbage", "bad_message", "bad message"),
+    ("wrong_type", "bad_message", "expected action, got ready"),
+    ("illegal", "illegal_action", "illegal action"),
+    ("no_ready", "startup_failure", "handshake failed"),
+    ("sleep", "timeout", "timeout: no `action` within the move time of 300 ms"),
+])
+def test_each_misbehaviour_is_a_problem_in_plain_words(mode, reason, words):
+    report = check_bot(_bad(mode), ["xeri"], time=FAST, deals=1)
+    assert not report.clean
+    assert [p.reason for p in report.problems] == [reason]
+    problem = report.problems[0]
+    assert words in f"{problem.words} {problem.detail}"
+
+
+def test_the_cli_exits_1_with_the_problem_evidence_and_stderr_tail(tmp_path):
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "misbehaving_bot.py").write_text((FAKES / "misbehaving_bot.py").read_text())
+    (folder / "bot.toml").write_text(
+        'name = "bad"\nversion = "1"\ncommand = ["python3", "misbehaving_bot.py", "illegal", "2"]\n'
+        'games = ["xeri"]\n')
+    out = runner.invoke(app, ["bot", "check", str(folder), "--move-ms", "500"])
+    assert out.exit_code == 1, out.output
+    assert "illegal action" in out.output and "no_such_move" in out.output
+    assert "PROBLEM  xeri with 2 seats" in out.output and "bad: 1 problem(s)" in out.output
+
+
+def test_stderr_tail_is_reported_with_a_crash(tmp_path):
+    folder = tmp_path / "crashy"
+    folder.mkdir()
+    (folder / "bot.py").write_text(
+        "import sys, json\nfor line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m['type'] == 'hello':\n"
+        "        print(json.dumps({'type': 'ready', 'name': 'c', 'version': '1'}), flush=True)\n"
+        "    elif m['type'] == 'act':\n"
+        "        raise RuntimeError('my strategy broke [bold]here')\n")
+    (folder / "bot.toml").write_text('name = "crashy"\ncommand = ["python3", "bot.py"]\n'
+                                     'games = ["crossfire"]\n')
+    out = runner.invoke(app, ["bot", "check", str(folder)])
+    assert out.exit_code == 1
+    assert "crash" in out.output and "RuntimeError: my strategy broke [bold]here" in out.output
+
+
+def test_check_by_registry_name(tmp_path):
+    db = tmp_path / "a.db"
+    Registry(db).add(make_bot(tmp_path / "rb"))
+    out = runner.invoke(app, ["bot", "check", "rb@1", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert "xeri with 2 seats" in out.output and "crossfire" not in out.output
+    out = runner.invoke(app, ["bot", "check", "nobody", "--db", str(db)])
+    assert out.exit_code == 2 and "no bot named" in out.output
