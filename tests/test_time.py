@@ -5,16 +5,19 @@ The bots are real subprocesses (fakebots/timed_bot.py) that take a set time over
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from arena.config import parse_config, time_control
 from arena.match import MatchSpec, run_match
 from arena.players.base import BotSpec, random_bot
-from arena.protocol import DEFAULT_GRACE_MS, TimeControl
+from arena.protocol import DEFAULT_GRACE_MS, GameEnd, TimeControl, encode
 from conftest import FAKES
 from test_match import spec_for
 
@@ -74,20 +77,40 @@ def _busy_loops(n: int) -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
+def _pinned(cpu: int):
+    """run_match with this thread (and so the bots it starts, which inherit it) on one CPU."""
+    def run(spec):
+        os.sched_setaffinity(0, {cpu})  # Linux: the calling thread only
+        return run_match(spec)
+    return run
+
+
+def _run(task):
+    fn, spec = task
+    return fn(spec)
+
+
 def test_under_full_cpu_load_0_9x_is_never_timed_out_and_1_5x_always_is():
     # Four busy loops on two cores (load ≥ 4), and the matches themselves on top of it: three
     # Crossfire matches of two bots that answer in 900 ms against a 1000 ms limit (90 moves,
-    # two at once in each match), beside a match whose bot answers in 1500 ms.
+    # two at once in each match), beside a match whose bot answers in 1500 ms. Where affinity
+    # is supported, one match runs pinned (as `pin_cpu` does) to the core two busy loops hold.
     tc = TimeControl(startup_ms=20_000, move_ms=1000)
     load = _busy_loops(4)
+    pin = hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1
+    if pin:
+        cpu = min(os.sched_getaffinity(0))
+        for p in load[:2]:
+            os.sched_setaffinity(p.pid, {cpu})
     try:
         specs = [spec_for([timed(900, f"a{i}"), timed(900, f"b{i}")], deals=1, time=tc,
                           game="crossfire") for i in range(3)]
         specs = [MatchSpec(f"m{i}", s.game, s.options, s.bots, s.games[:1], s.time, s.max_failures)
                  for i, s in enumerate(specs)]
         late = spec_for([timed(1500, "late"), random_bot()], deals=1, time=tc, max_failures=1)
+        fns = [_pinned(cpu) if pin else run_match, run_match, run_match, run_match]
         with ThreadPoolExecutor(4) as pool:
-            results = list(pool.map(run_match, [*specs, late]))
+            results = list(pool.map(_run, zip(fns, [*specs, late])))
     finally:
         for p in load:
             p.kill()
@@ -121,10 +144,17 @@ def test_an_in_process_bot_over_the_deadline_gets_the_same_evidence():
 
 
 def test_integral_scores_go_out_as_integers():
-    import json
-
-    from arena.protocol import GameEnd, encode
-
     line = encode(GameEnd(game_id="g", scores=[24.0, 2.5, 0.0], ranks=[1, 2, 3], termination="normal"))
     assert b'"scores":[24,2.5,0]' in line
     assert [type(s) for s in json.loads(line)["scores"]] == [int, float, int]
+
+
+def test_sample_transcripts_state_every_time_field():
+    folder = Path(__file__).resolve().parent.parent / "protocol" / "transcripts"
+    for path in folder.glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            message = json.loads(line).get("message", {})
+            if message.get("type") == "hello":
+                assert set(message["time"]) == set(TimeControl.model_fields), path.name
+            if message.get("type") == "game_end":
+                assert all(not isinstance(s, float) or not s.is_integer() for s in message["scores"])
