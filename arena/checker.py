@@ -157,17 +157,18 @@ def _opponent_name(name: str, i: int) -> str:
     return base if base != name else f"random-opponent-{i}"
 
 
-def resolve_target(target: str, db: Path | None) -> tuple[BotSpec, list[str]]:
+def resolve_target(target: str, db: Path | None,
+                   sandbox: str | None = None) -> tuple[BotSpec, list[str]]:
     """`NAME[@V]` in the registry of `db`, or a folder/manifest PATH: its BotSpec and games."""
     from arena.registry import Registry, manifest_spec
 
     path = Path(target)
     if path.exists():
-        spec, manifest = manifest_spec(path)
+        spec, manifest = manifest_spec(path, sandbox)
         return spec, list(manifest.games)
     if db is None or not Path(db).exists():
         raise ConfigError(f"{target!r} is neither a bot folder nor a manifest, and there is no "
                           f"database {db} to look it up in")
     registry = Registry(db)
     version = registry.lookup(target)
-    return registry.spec(version), list(version.games)
+    return registry.spec(version, sandbox=sandbox), list(version.games)

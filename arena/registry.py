@@ -15,7 +15,7 @@ import os
 import shutil
 import stat
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +124,7 @@ class BotVersion:
     description: str
     games: list[str]
     added_at: str
+    manifest: str | None = None  # relative to the snapshot
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -211,6 +212,7 @@ class Registry:
             "workdir": str((snapshot / workdir.relative_to(folder)).resolve()),
             "language": manifest.language, "author": manifest.author,
             "description": manifest.description, "games": json.dumps(manifest.games),
+            "manifest": mpath.relative_to(folder).as_posix(),
         }
         from arena.store import now
 
@@ -282,13 +284,18 @@ class Registry:
         raise ConfigError(f"{name!r} has no version {version!r} "
                           f"(versions: {', '.join(v.version for v in versions)})")
 
-    def spec(self, version: BotVersion, name: str | None = None, args: list[str] = ()) -> BotSpec:
-        """The BotSpec that starts a registered version from its snapshot."""
-        if not (self.root / version.content_hash).is_dir() or not Path(version.workdir).is_dir():
-            raise ConfigError(f"{version.ref}: its snapshot {self.root / version.content_hash} "
-                              f"is missing")
-        return BotSpec(name=name or version.name, command=(*version.command, *args),
+    def spec(self, version: BotVersion, name: str | None = None, args: list[str] = (),
+             sandbox: str | None = None) -> BotSpec:
+        """The BotSpec that starts a registered version from its snapshot (its manifest's limits)."""
+        snapshot = self.root / version.content_hash
+        if not snapshot.is_dir() or not Path(version.workdir).is_dir():
+            raise ConfigError(f"{version.ref}: its snapshot {snapshot} is missing")
+        spec = BotSpec(name=name or version.name, command=(*version.command, *args),
                        workdir=version.workdir, version=version.version, env=BOT_ENV)
+        manifest = None
+        if version.manifest and (snapshot / version.manifest).is_file():
+            manifest = load_manifest(snapshot / version.manifest)
+        return with_policy(spec, manifest, sandbox)
 
     def resolve(self, ref: str, name: str | None = None,
                 args: list[str] = ()) -> tuple[BotSpec, dict]:
@@ -359,12 +366,30 @@ class Registry:
         )
 
 
-def manifest_spec(path: str | Path) -> tuple[BotSpec, Manifest]:
+def with_policy(spec: BotSpec, manifest: Manifest | None, sandbox: str | None = None) -> BotSpec:
+    """The spec with its manifest's resource limits and a sandbox, where this Arena has them."""
+    fields = BotSpec.__dataclass_fields__
+    changes: dict[str, Any] = {}
+    if "limits" in fields and getattr(manifest, "limits", None) is not None:
+        from arena.players.limits import resolve_limits
+
+        changes["limits"] = resolve_limits(manifest.limits)
+    if sandbox is not None:
+        if "sandbox" not in fields:
+            if sandbox not in ("auto", "none"):
+                raise ConfigError(f"sandbox {sandbox!r}: this Arena has no sandbox yet")
+        else:
+            changes["sandbox"] = sandbox
+    return replace(spec, **changes) if changes else spec
+
+
+def manifest_spec(path: str | Path, sandbox: str | None = None) -> tuple[BotSpec, Manifest]:
     """A bot straight from its folder or manifest (no registry): its BotSpec and manifest."""
     mpath = find_manifest(path)
     manifest = load_manifest(mpath)
     workdir = (mpath.parent / manifest.workdir).resolve()
     if not workdir.is_dir():
         raise ConfigError(f"{mpath}: working directory {str(workdir)!r} does not exist")
-    return BotSpec(name=manifest.name, command=tuple(manifest.command), workdir=str(workdir),
-                   version=manifest.version), manifest
+    spec = BotSpec(name=manifest.name, command=tuple(manifest.command), workdir=str(workdir),
+                   version=manifest.version)
+    return with_policy(spec, manifest, sandbox), manifest

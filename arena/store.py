@@ -715,6 +715,7 @@ def _migration_3(store: Store) -> None:
     sql("alter table bots add column content_hash text")
     sql("alter table bots add column status text not null default 'active'")
     sql("alter table bots add column author text not null default ''")
+    sql("alter table bots add column manifest text")  # the manifest's path inside the snapshot
     store.db["bots"].create_index(["content_hash"])
 
 

@@ -66,7 +66,7 @@ def test_add_snapshots_and_records_the_version(tmp_path):
     assert (v.name, v.version, v.status, v.author, v.language, v.games) == (
         "rb", "1", "active", "ada", "python", ["xeri"])
     assert v.command == ["python3", "random_bot.py"] and Path(v.workdir) == snap.resolve()
-    assert v.added_at
+    assert v.added_at and v.manifest == "bot.toml"
 
 
 def test_same_content_twice_is_a_no_op(tmp_path):
@@ -223,3 +223,32 @@ def test_untrusted_names_are_escaped_in_the_terminal(tmp_path):
     assert runner.invoke(app, ["bot", "add", str(folder), "--db", str(db)]).exit_code == 0
     out = runner.invoke(app, ["bot", "show", "rb", "--db", str(db)])
     assert "[red]x" in out.output and "\x1b" not in out.output and "\\x1b" in out.output
+
+
+CRASHY = """\
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "hello":
+        print(json.dumps({"type": "ready", "name": "crashy", "version": "1"}), flush=True)
+    elif m["type"] == "act":
+        raise RuntimeError("strategy broke")
+"""
+
+
+def test_show_lists_recent_failures_with_their_stderr_tail(tmp_path):
+    db = tmp_path / "a.db"
+    folder = tmp_path / "crashy"
+    folder.mkdir()
+    (folder / "bot.py").write_text(CRASHY)
+    (folder / "bot.toml").write_text('name = "crashy"\nversion = "1"\ncommand = ["python3", "bot.py"]\n')
+    Registry(db).add(folder)
+    config = tmp_path / "t.toml"
+    config.write_text(f'name = "c"\ngame = "crossfire"\ndeals = 1\n[[bots]]\nbot = "crashy"\n'
+                      f'[[bots]]\nmanifest = "{BOTS}/random.toml"\n')
+    run_config(config, db, executor="serial")
+    (version,) = Registry(db).show("crashy")["versions"]
+    assert version["failures"] and version["failures"][0]["termination"] == "crash"
+    assert "RuntimeError: strategy broke" in version["failures"][0]["stderr_tail"]
+    out = runner.invoke(app, ["bot", "show", "crashy@1", "--db", str(db)])
+    assert out.exit_code == 0 and "stderr| RuntimeError: strategy broke" in out.output

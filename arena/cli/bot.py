@@ -134,6 +134,7 @@ def check(
     move_ms: Annotated[Optional[int], typer.Option(min=1, help="Move time limit (default: the tournament default).")] = None,
     startup_ms: Annotated[Optional[int], typer.Option(min=1, help="Startup limit (default: the tournament default).")] = None,
     deals: Annotated[int, typer.Option(min=1, help="Deals per game and seat count (each played in every seat).")] = 2,
+    sandbox: Annotated[str, typer.Option(help="auto (bwrap when it works here), none or bwrap: as in a tournament.")] = "auto",
 ) -> None:
     """Play the bot against the random bot in each claimed game and seat count; exit 0 when clean."""
     from arena.checker import check_bot, resolve_target
@@ -144,7 +145,7 @@ def check(
     time = TimeControl(startup_ms=startup_ms or defaults.startup_ms,
                        move_ms=move_ms or defaults.move_ms)
     try:
-        spec, games = resolve_target(target, db)
+        spec, games = resolve_target(target, db, sandbox)
         report = check_bot(spec, games, game, time, deals)
     except ArenaError as exc:
         fail(exc)
