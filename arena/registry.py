@@ -21,6 +21,7 @@ from typing import Any
 
 from arena.config import Manifest, load_manifest
 from arena.errors import ConfigError
+from arena.games import get_game
 from arena.players.base import BotSpec
 
 # Never part of a bot's content: version control, caches the bot's own runs leave behind.
@@ -165,6 +166,11 @@ class Registry:
         """Validate a bot's manifest, snapshot its folder and record the version (no-op if known)."""
         mpath = find_manifest(path)
         manifest = load_manifest(mpath)
+        for game in manifest.games:
+            try:
+                get_game(game)
+            except ConfigError as exc:
+                raise ConfigError(f"{mpath}: games: {exc}") from None
         folder = mpath.parent
         workdir = (folder / manifest.workdir).resolve()
         if not workdir.is_relative_to(folder):

@@ -103,12 +103,16 @@ def test_invalid_manifests_are_refused_before_anything_is_written(tmp_path):
     (folder / "bot.toml").write_text('name = "rb"\n')  # no command
     with pytest.raises(ConfigError, match="command"):
         Registry(db).add(folder)
-    assert not registry_dir(db).exists()
+    assert not registry_dir(db).exists() and not db.exists()
     (folder / "bot.toml").write_text(MANIFEST.format(name="rb", version="1") + 'workdir = ".."\n')
     with pytest.raises(ConfigError, match="outside the bot's folder"):
         Registry(db).add(folder)
     with pytest.raises(ConfigError, match="no such file"):
         Registry(db).add(tmp_path / "nowhere")
+    (folder / "bot.toml").write_text(MANIFEST.format(name="rb", version="1").replace('"xeri"', '"poker"'))
+    with pytest.raises(ConfigError, match="unknown game 'poker'"):
+        Registry(db).add(folder)
+    assert not registry_dir(db).exists() and not db.exists()
 
 
 def test_remove_retires_and_lookup_follows(tmp_path):
