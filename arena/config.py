@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from arena.errors import ConfigError
 from arena.games import get_game
 from arena.players.base import BotSpec
+from arena.players.launch import SANDBOXES
+from arena.players.limits import LimitOverrides, as_overrides, resolve_limits
 from arena.protocol import DEFAULT_GRACE_MS, TimeControl
 
 
@@ -30,6 +33,7 @@ class BotEntry(_Strict):
     python: str | None = Field(default=None, description="`module:attr` of an in-process bot factory.")
     bot: str | None = Field(default=None, description="A registry bot: `name` (latest) or `name@version`.")
     version: str | None = None
+    limits: LimitOverrides | None = Field(default=None, description="This bot's limits (over the manifest's).")
 
     @model_validator(mode="after")
     def _one_source(self) -> BotEntry:
@@ -54,6 +58,7 @@ class Manifest(_Strict):
     games: list[str] = Field(default_factory=list)
     description: str = ""
     author: str = ""
+    limits: LimitOverrides | None = Field(default=None, description="Limits the bot needs (over the tournament's).")
 
 
 class TimeConfig(_Strict):
@@ -133,6 +138,8 @@ class TournamentConfig(_Strict):
     match_attempts: int = Field(default=3, ge=1, le=20,
                                 description="Attempts of a match that fails by a runner error.")
     pin_cpu: bool = Field(default=True, description="Pin each match and its bots to one core.")
+    sandbox: str = Field(default="auto", description="auto (bwrap when it works here), none or bwrap.")
+    limits: LimitOverrides | None = Field(default=None, description="Resource limits of every bot.")
     time: TimeConfig = Field(default_factory=TimeConfig)
     rating: RatingConfig = Field(default_factory=RatingConfig)
     bots: list[BotEntry] = Field(min_length=2)
@@ -157,6 +164,12 @@ class TournamentConfig(_Strict):
         else:
             raw["stages"] = [defaults]
         return raw
+
+    @model_validator(mode="after")
+    def _known_sandbox(self) -> TournamentConfig:
+        if self.sandbox not in SANDBOXES:
+            raise ValueError(f"sandbox must be one of {', '.join(SANDBOXES)}")
+        return self
 
     @model_validator(mode="after")
     def _unique_stage_names(self) -> TournamentConfig:
@@ -229,7 +242,7 @@ def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfi
     specs, rows = [], []
     for entry in config.bots:
         spec, row = resolve_bot(entry, path.parent, None if config.event else config.stages[0].game,
-                                registry)
+                                registry, limits=config.limits, sandbox=config.sandbox)
         specs.append(spec)
         rows.append(row)
     names = [s.name for s in specs]
@@ -258,15 +271,24 @@ def stage_entrants(stage: StageConfig, rows: list[dict]) -> list[int]:
 
 
 def resolve_bot(entry: BotEntry, base: Path, game: str | None,
-                registry: Any = None) -> tuple[BotSpec, dict]:
-    """A BotSpec (absolute paths) and a registry row for one config entry; `game`: it must play it."""
+                registry: Any = None, *, limits: LimitOverrides | None = None,
+                sandbox: str = "none") -> tuple[BotSpec, dict]:
+    """A BotSpec (absolute paths) and a registry row for one config entry; `game`: it must play it.
+
+    `limits` (the tournament's) and `sandbox` go on the spec; the manifest's and then the entry's
+    own limits override the tournament's.
+    """
     games: list[str] = []
+    manifest_limits = None
     if entry.bot:
         if registry is None:
             raise ConfigError(f"bot {entry.bot!r}: no registry: registry bots need a database "
                               f"(run the config with --db)")
         # The snapshot, not the author's folder: a submitted version never changes under a run.
         spec, row = registry.resolve(entry.bot, name=entry.name, args=entry.args)
+        # The registry applied the manifest's limits; layer them between tournament and entry.
+        spec = replace(spec, limits=resolve_limits(limits, as_overrides(spec.limits), entry.limits),
+                       sandbox=sandbox)
         if game and row["games"] and game not in row["games"]:
             raise ConfigError(f"bot {entry.bot!r} does not play {game} "
                               f"(its manifest lists: {', '.join(row['games'])})")
@@ -286,6 +308,7 @@ def resolve_bot(entry: BotEntry, base: Path, game: str | None,
         workdir = (mpath.parent / manifest.workdir).resolve()
         version = entry.version or manifest.version
         language, description, games = manifest.language, manifest.description, manifest.games
+        manifest_limits = manifest.limits
         if game and manifest.games and game not in manifest.games:
             raise ConfigError(
                 f"{mpath}: bot {name!r} does not play {game} "
@@ -298,7 +321,8 @@ def resolve_bot(entry: BotEntry, base: Path, game: str | None,
         version, language, description = entry.version or "", "", ""
     if not workdir.is_dir():
         raise ConfigError(f"bot {name!r}: working directory {str(workdir)!r} does not exist")
-    spec = BotSpec(name=name, command=tuple(command), workdir=str(workdir), version=version)
+    spec = BotSpec(name=name, command=tuple(command), workdir=str(workdir), version=version,
+                   limits=resolve_limits(limits, manifest_limits, entry.limits), sandbox=sandbox)
     return spec, {"name": name, "version": version, "command": command, "workdir": str(workdir),
                   "language": language, "description": description, "games": list(games)}
 

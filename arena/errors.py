@@ -74,6 +74,12 @@ class BotIllegalAction(BotError):
     reason = Termination.ILLEGAL_ACTION.value
 
 
+class BotResourceLimit(BotError):
+    """The bot exceeded one of its resource limits (memory, CPU, processes, files, line length)."""
+
+    reason = Termination.RESOURCE_LIMIT.value
+
+
 class BotFailureBudget(BotError):
     """The bot failed too often in this match and forfeits its remaining games unstarted."""
 

@@ -14,6 +14,7 @@ class Termination(str, Enum):
     CRASH = "crash"  # process exited, closed stdout, or (in-process) raised
     BAD_MESSAGE = "bad_message"  # not JSON, wrong type, missing fields, over the size limit
     ILLEGAL_ACTION = "illegal_action"  # an action not among the legal actions
+    RESOURCE_LIMIT = "resource_limit"  # over a memory, CPU, process, file or line-length limit
     FAILURE_BUDGET = "failure_budget"  # too many failures in this match: not started again
 
     def __str__(self) -> str:

@@ -223,7 +223,9 @@ class MatchRunner:
                 raise answer
             action, ms = answer
             if action not in legal[seat]:
-                return seat, BotIllegalAction(f"illegal action {_short(action)}", _short(action))
+                # Evidence is the line the bot sent (bounded), when the player keeps it.
+                sent = getattr(self.players[plan.seating[seat]], "last_line", "") or _short(action)
+                return seat, BotIllegalAction(f"illegal action {_short(action)}", sent)
             # Record the runner's own copy: JSON equality admits e.g. `true` for `1`.
             action = legal[seat][legal[seat].index(action)]
             actions[seat] = action

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.players.limits import Limits
 from arena.protocol import GameEnd, GameStart, Ready, TimeControl
 
 
@@ -27,6 +28,10 @@ class BotSpec:
     version: str = ""
     factory: Callable[[], Any] | None = None
     env: tuple[tuple[str, str], ...] = field(default=())
+    # Resource limits (None: the defaults of limits.py) and the sandbox ("none", "bwrap" or "auto":
+    # bwrap when it works here). Configs default to "auto"; a bare spec runs unsandboxed.
+    limits: Limits | None = None
+    sandbox: str = "none"
 
     @property
     def in_process(self) -> bool:

