@@ -23,6 +23,7 @@ from arena.protocol import TimeControl
 DEFAULT_DEALS = 2  # deals per (game, seats); each deal is played once with the bot in every seat
 STDERR_LINES = 12  # lines of the bot's stderr shown with a problem
 EVIDENCE_KEEP = 300  # characters of evidence shown per problem
+SLOW_SHARE = 0.5  # a move slower than this share of the limit earns a warning (load adds noise)
 
 # What each forfeit reason means for the bot's author.
 _WORDS = {
@@ -73,6 +74,7 @@ class CheckReport:
     move_ms: list[float] = field(default_factory=list)
     stderr_tail: str = ""
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -147,6 +149,11 @@ def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
         if result.logs.get(spec.name):
             logs.append(result.logs[spec.name])
     report.stderr_tail = "\n".join("".join(logs).rstrip("\n").splitlines()[-STDERR_LINES:])
+    if report.move_ms and report.worst_ms > SLOW_SHARE * time.move_ms:
+        # Not a failure yet, but a loaded tournament machine may turn it into a timeout.
+        report.warnings.append(
+            f"the slowest move took {report.worst_ms:.0f} ms, over {SLOW_SHARE:.0%} of the "
+            f"{time.move_ms} ms limit")
     report.seconds = _time.perf_counter() - started
     return report
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -102,3 +103,16 @@ def test_check_by_registry_name(tmp_path):
     assert "xeri with 2 seats" in out.output and "crossfire" not in out.output
     out = runner.invoke(app, ["bot", "check", "nobody", "--db", str(db)])
     assert out.exit_code == 2 and "no bot named" in out.output
+
+
+def test_json_output_and_a_slow_move_warning():
+    # 40 ms per move against a 70 ms limit: clean, but too close for comfort.
+    slow = BotSpec(name="slow", command=(sys.executable, str(FAKES / "slow_random.py"), "1", "40",
+                                         str(BOTS)), workdir=str(FAKES))
+    report = check_bot(slow, ["crossfire"], time=TimeControl(startup_ms=5000, move_ms=70), deals=1)
+    assert report.clean, report.problems
+    assert report.warnings and "over 50% of the 70 ms limit" in report.warnings[0]
+    out = runner.invoke(app, ["bot", "check", str(BOTS / "random.toml"), "--game", "xeri", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["clean"] is True and data["combos"][0]["game"] == "xeri" and data["moves"] > 0

@@ -135,6 +135,7 @@ def check(
     startup_ms: Annotated[Optional[int], typer.Option(min=1, help="Startup limit (default: the tournament default).")] = None,
     deals: Annotated[int, typer.Option(min=1, help="Deals per game and seat count (each played in every seat).")] = 2,
     sandbox: Annotated[str, typer.Option(help="auto (bwrap when it works here), none or bwrap: as in a tournament.")] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
 ) -> None:
     """Play the bot against the random bot in each claimed game and seat count; exit 0 when clean."""
     from arena.checker import check_bot, resolve_target
@@ -149,6 +150,14 @@ def check(
         report = check_bot(spec, games, game, time, deals)
     except ArenaError as exc:
         fail(exc)
+    if as_json:
+        from dataclasses import asdict
+
+        data = {k: v for k, v in asdict(report).items() if k != "move_ms"}
+        data.update(clean=report.clean, median_ms=report.median_ms, worst_ms=report.worst_ms,
+                    moves=len(report.move_ms))
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        raise typer.Exit(0 if report.clean else 1)
     for c in report.combos:
         mark = "ok" if c.clean_games == c.games else "PROBLEM"
         _say(f"{mark:>7}  {_safe(c.game)} with {c.seats} seats: {c.clean_games}/{c.games} games "
@@ -166,6 +175,8 @@ def check(
     if report.move_ms:
         _say(f"move time: median {report.median_ms:.1f} ms, worst {report.worst_ms:.1f} ms "
              f"(limit {time.move_ms} ms) over {len(report.move_ms)} moves")
+    for w in report.warnings:
+        _say(f"[yellow]warning:[/yellow] {_safe(w)}")
     verdict = "clean" if report.clean else f"{len(report.problems)} problem(s)"
     _say(f"{_safe(spec.name)}: {verdict} ({report.seconds:.1f} s)")
     raise typer.Exit(0 if report.clean else 1)
