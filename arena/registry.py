@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -27,6 +28,7 @@ from arena.players.base import BotSpec
 # Never part of a bot's content: version control, caches the bot's own runs leave behind.
 IGNORED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache"})
 IGNORED_SUFFIXES = (".pyc", ".pyo")
+BAD_NAME = re.compile(r"[@\s\x00-\x1f\x7f-\x9f]")
 MANIFEST_NAMES = ("bot.toml", "arena.toml", "manifest.toml")
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # a bot folder larger than this is refused, not copied
 STDERR_TAIL = 600  # characters of stderr shown per failure in `show`
@@ -166,6 +168,13 @@ class Registry:
         """Validate a bot's manifest, snapshot its folder and record the version (no-op if known)."""
         mpath = find_manifest(path)
         manifest = load_manifest(mpath)
+        # `name@version` is how configs and commands name a version: neither part may be ambiguous.
+        if not manifest.name or BAD_NAME.search(manifest.name):
+            raise ConfigError(f"{mpath}: name {manifest.name!r} may not be empty or hold '@', "
+                              f"spaces or control characters")
+        if BAD_NAME.search(manifest.version.replace("@", "")):
+            raise ConfigError(f"{mpath}: version {manifest.version!r} may not hold spaces or "
+                              f"control characters")
         for game in manifest.games:
             try:
                 get_game(game)
