@@ -43,6 +43,7 @@ rounds = 1
 move_ms = {move_ms}
 [limits]
 memory_mb = {memory_mb}
+cpu_s = {cpu_s}
 [[bots]]
 name = "bad"
 command = ["python", "{fakes}/misbehaving_bot.py", "{mode}", "{when}", "{mark}", "{probe}"]
@@ -82,12 +83,12 @@ def alive(pid: int) -> bool:
 
 
 def tournament(tmp_path: Path, sandbox: str, mode: str, when: int = 1, move_ms: int = 5000,
-               memory_mb: int = 2048, probe: str = "env"):
+               memory_mb: int = 2048, probe: str = "env", cpu_s: int = 600):
     """Run the round robin; return (games rows, bad bot's stderr, mark, db path)."""
     mark = f"mark-{uuid.uuid4().hex}"
     path = tmp_path / "t.toml"
     path.write_text(textwrap.dedent(CONFIG).format(
-        sandbox=sandbox, move_ms=move_ms, memory_mb=memory_mb, fakes=FAKES, bots=BOTS, mode=mode,
+        sandbox=sandbox, move_ms=move_ms, memory_mb=memory_mb, cpu_s=cpu_s, fakes=FAKES, bots=BOTS, mode=mode,
         when=when, mark=mark, probe=probe))
     db = tmp_path / "arena.db"
     store = Store(str(db))
@@ -98,6 +99,8 @@ def tournament(tmp_path: Path, sandbox: str, mode: str, when: int = 1, move_ms: 
         "select g.id, g.termination, g.culprit_bot, g.detail, g.evidence, g.duration_ms, "
         "group_concat(s.bot) as bots from games g join game_seats s on s.game_id = g.id "
         "group by g.id order by g.ordinal")]
+    # The database is consistent: every game of the round robin recorded, the file intact.
+    assert len(games) == 6 and store.db.execute("pragma integrity_check").fetchone()[0] == "ok"
     log = "".join(r[0] for r in store.db.execute(
         "select stderr from bot_logs where bot = 'bad'"))
     return games, log, mark, db
@@ -128,6 +131,22 @@ def test_unbounded_allocation_is_a_resource_limit(tmp_path, sandbox):
     check_common(games, mark, "resource_limit", r"memory 256 MiB")
     held = [int(n) for n in re.findall(r"held (\d+) MiB", log)]
     assert held and max(held) < 256  # it never held more than its limit
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_cpu_time_limit(tmp_path, sandbox):
+    games, _, mark, _ = tournament(tmp_path, sandbox, "spin", when=2, cpu_s=1, move_ms=6000)
+    check_common(games, mark, "resource_limit", r"cpu time 1 s.*SIGXCPU")
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize("mode, reason, line", [
+    ("illegal", "illegal_action", r'^\{"type": "action", "request_id": \d+, "action": \{"type": "no_such_move"\}\}$'),
+    ("garbage", "bad_message", r"^this is not json$"),
+])
+def test_evidence_is_the_line_the_bot_sent(tmp_path, sandbox, mode, reason, line):
+    games, _, mark, _ = tournament(tmp_path, sandbox, mode, when=2)
+    check_common(games, mark, reason, line)
 
 
 @pytest.mark.parametrize("sandbox", MODES)

@@ -211,7 +211,7 @@ def _user_process_count() -> int:
     return count
 
 
-def _proc_stat(pid: int) -> tuple[int, int, int, str] | None:
+def proc_stat(pid: int) -> tuple[int, int, int, str] | None:
     """(ppid, pgrp, session, starttime) of a process, or None if gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
@@ -240,7 +240,7 @@ def find_processes(root: int, tag: str, root_start: str | None = None) -> dict[i
     table = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
-            st = _proc_stat(int(name))
+            st = proc_stat(int(name))
             if st is not None:
                 table[int(name)] = st
     if root_start is not None and root in table and table[root][3] != root_start:
@@ -273,7 +273,7 @@ def kill_all(root: int, tag: str, known: dict[int, str] | None = None, rounds: i
         targets.update(find_processes(root, tag, root_start))
         alive = False
         for pid, start in targets.items():
-            st = _proc_stat(pid)
+            st = proc_stat(pid)
             if st is None or st[3] != start:
                 continue  # gone, or the pid now belongs to another process
             alive = True

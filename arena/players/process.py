@@ -23,7 +23,15 @@ from arena.errors import (
     BotTimeout,
 )
 from arena.players.base import BotSpec, Player
-from arena.players.launch import Launch, Launcher, find_processes, kill_all, unwatch, watch
+from arena.players.launch import (
+    Launch,
+    Launcher,
+    find_processes,
+    kill_all,
+    proc_stat,
+    unwatch,
+    watch,
+)
 from arena.players.limits import DEFAULT_LIMITS, describe
 from arena.protocol import (
     Action,
@@ -133,8 +141,9 @@ class ProcessPlayer(Player):
             if self.launch:
                 self.launch.cleanup()
             raise BotStartupError(f"cannot start {list(self.spec.command)}: {exc}", str(exc)) from None
-        found = find_processes(self.proc.pid, self.launch.tag).get(self.proc.pid)
-        self._root_start = found or ""
+        # Its start time tells the bot from a later process that reuses its pid.
+        st = proc_stat(self.proc.pid)
+        self._root_start = st[3] if st else ""
         if self.launch.mode == "plain":
             watch(self.launch.tag, self.proc.pid, self._root_start)
         self._stderr_task = asyncio.create_task(self._drain_stderr())

@@ -18,6 +18,7 @@ Usage: misbehaving_bot.py MODE [N [MARK [PROBE]]]. Plays the first legal action 
   setsid_fork   a child calls setsid() and double-forks a sleeper, then plays normally
   close_stdout  closes its stdout and keeps running (sleeps)
   bigline       sends one 100 MB line
+  spin          burns CPU without answering
   probe         at hello, tries what ARENA_PROBE says (tcp:PORT, read:PATH, write:PATH, env),
                 reports "probe: ok …" or "probe: failed …" on stderr, then plays normally
 Children started by fork20 / setsid_fork carry ARENA_MARK (argv) so tests can find them by name.
@@ -118,6 +119,9 @@ for line in sys.stdin:
                 sys.stdout.close()
                 os.close(1)
                 time.sleep(60)
+            if mode == "spin":
+                while True:
+                    pass
             if mode == "bigline":
                 sys.stdout.write('{"type": "action", "pad": "' + "A" * 100_000_000 + '"}\n')
                 sys.stdout.flush()
