@@ -179,7 +179,15 @@ def _child_setup(limits: Limits, parent: int, subreaper: bool):
     ]
     if os.geteuid() != 0:
         # RLIMIT_NPROC counts all processes of the user: allow the bot `processes` more than now.
-        rlimits.append((resource.RLIMIT_NPROC, limits.processes + _user_process_count()))
+        rlimits.append((resource.RLIMIT_NPROC, limits.processes + _user_task_count()))
+    settings = []
+    for res, value in rlimits:
+        # Never above the runner's own hard limit (setrlimit would refuse, leaving none at all).
+        ceiling = resource.getrlimit(res)[1]
+        hard = value + 5 if res == resource.RLIMIT_CPU else value  # SIGXCPU first, then SIGKILL
+        if ceiling != resource.RLIM_INFINITY:
+            value, hard = min(value, ceiling), min(hard, ceiling)
+        settings.append((res, value, hard))
 
     def setup() -> None:
         # SIGKILL the bot when the runner's thread dies; then check it did not die already.
@@ -188,25 +196,27 @@ def _child_setup(limits: Limits, parent: int, subreaper: bool):
             os._exit(1)
         if subreaper:
             _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        for res, value in rlimits:
-            soft = value
-            hard = value + 5 if res == resource.RLIMIT_CPU else value  # SIGXCPU, then SIGKILL
+        for res, soft, hard in settings:
             try:
                 resource.setrlimit(res, (soft, hard))
             except (ValueError, OSError):
-                pass  # above the runner's own hard limit: the runner's limit holds
+                pass  # cannot happen below the runner's hard limit; never fail the start for it
 
     return setup
 
 
-def _user_process_count() -> int:
+def _user_task_count() -> int:
+    """Processes and threads of this user now: what RLIMIT_NPROC counts against."""
     uid = os.geteuid()
     count = 0
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
-                count += os.stat(f"/proc/{name}").st_uid == uid
-            except OSError:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    with open(f"/proc/{name}/stat", "rb") as fh:
+                        data = fh.read()
+                    count += int(data[data.rindex(b")") + 2:].split()[17])  # num_threads
+            except (OSError, ValueError, IndexError):
                 pass
     return count
 
