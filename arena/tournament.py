@@ -55,8 +55,8 @@ class TournamentRun:
 class Listener:
     """Callbacks a front end (the CLI's progress bar) receives while a tournament runs."""
 
-    def executor(self, name: str, reason: str) -> None:
-        """Which executor runs the matches, and why."""
+    def executor(self, name: str, reason: str, sandbox: str = "", sandbox_reason: str = "") -> None:
+        """Which executor runs the matches and which sandbox holds the bots, and why."""
 
     def started(self, tournament_id: int, planned_games: int, done_games: int) -> None:
         """The tournament is created (or resumed) and holds its lease."""
@@ -104,12 +104,25 @@ def run_config(
         executor, reason = "ray", f"--ray-address {ray_address}"
     else:
         executor, reason = choose_executor(executor, plan.planned_games(), workers)
-    listener.executor(executor, reason)
+    sandbox, sandbox_reason = _sandbox_choice(config.sandbox)
+    listener.executor(executor, reason, sandbox, sandbox_reason)
     with make_executor(executor, ray_address, workers,
                        pin=config.pin_cpu if pin is None else pin) as ex:
         run = Driver(plan, store, ex, listener).run(resume)
     run.executor, run.executor_reason = executor, reason
     return run
+
+
+def _sandbox_choice(setting: str) -> tuple[str, str]:
+    """The sandbox the bots get and why; ConfigError when `bwrap` is asked for and cannot run here."""
+    from arena.players.launch import sandbox_status
+
+    if setting == "none":
+        return "none", "config"
+    mode, why = sandbox_status()
+    if setting == "bwrap" and mode != "bwrap":
+        raise ConfigError(f"sandbox = \"bwrap\" but it cannot run here: {why}")
+    return mode, f"{'auto: ' if setting == 'auto' else ''}{why}"
 
 
 class _Stop(BaseException):

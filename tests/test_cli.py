@@ -100,3 +100,13 @@ def test_quickstart_runs_through_the_console_script(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "24 games in 3 matches" in proc.stdout and "xeri_heuristic" in proc.stdout
+
+
+def test_run_says_executor_and_sandbox_on_its_first_line(tmp_path):
+    from arena.players.launch import sandbox_status
+
+    out = runner.invoke(app, ["run", str(write_config(tmp_path)), "--db", str(tmp_path / "a.db"), "-q"])
+    assert out.exit_code == 0, out.output
+    first = out.output.splitlines()[0]
+    assert first.startswith("executor: serial (auto: 12 games planned, below 500); sandbox: ")
+    assert f"sandbox: {sandbox_status()[0]} (auto: " in first

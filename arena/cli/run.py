@@ -109,9 +109,12 @@ class ProgressListener(Listener):
         self.task = None
         self.name = ""
 
-    def executor(self, name: str, reason: str) -> None:
-        """Say which executor runs the matches and why (the run's first line)."""
-        console.print(f"executor: {name} ({reason})", highlight=False, markup=False)
+    def executor(self, name: str, reason: str, sandbox: str = "", sandbox_reason: str = "") -> None:
+        """Say which executor and sandbox the run uses and why (the run's first line)."""
+        line = f"executor: {name} ({reason})"
+        if sandbox:
+            line += f"; sandbox: {sandbox} ({sandbox_reason})"
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
     def started(self, tournament_id: int, planned_games: int, done_games: int) -> None:
         """Start the bar at the games already recorded."""
