@@ -1,4 +1,4 @@
-"""Tests for Battlefield Cribbage (shared/rules/battlefield_cribbage.md): §16 cases, §13 example,
+"""Tests for Battlefield Cribbage (seeds/battlefield_cribbage.md; the specification's §16 cases, §13 example,
 options, teams, stand-off, the two-card rule, information hiding, card accounting, views (unchanged
 byte for byte, never aliasing the game) and the bot."""
 

@@ -1,8 +1,7 @@
 """Battlefield Cribbage (BFC): cribbage played on an open "line" from blind five-card hands.
 
-Implements /work/shared/rules/battlefield_cribbage.md (every [RESOLUTION] as the default, every
-[VARIANT] as an option); the rules as implemented are described for bot authors in
-seeds/battlefield_cribbage.md. Scoring comes from arena.games.cribbage_scoring.
+Every rule resolution is the default and every variant an option; the rules as implemented are
+described for bot authors in seeds/battlefield_cribbage.md. Scoring comes from arena.games.cribbage_scoring.
 
 A game is a series of rounds. Each round deals 53 cards (52 + joker): five face-down slots per seat,
 2/1/0 face-down crib cards, one line card, the rest is the draw pile. A turn is one or two `apply`

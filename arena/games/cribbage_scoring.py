@@ -1,7 +1,7 @@
 """Cribbage scoring for Battlefield Cribbage: show values, cease-fire hands and line pegging.
 
-Rules: shared/rules/cribbage_scoring.md (standard cribbage) and shared/rules/battlefield_cribbage.md
-§6.5, §9.3, §10 (BFC line scoring, heels, cease-fire). Cards are `arena.cards` codes ("AS".."KC",
+Rules: standard cribbage show scoring, and Battlefield Cribbage's line scoring, heels and cease-fire
+hands as seeds/battlefield_cribbage.md describes them. Cards are `arena.cards` codes ("AS".."KC",
 "TD" for ten); the joker "JK" has 0 pips and no rank or suit.
 
 Every function is pure. `hand_score` and `best_discards` are on the hot path of search bots: the

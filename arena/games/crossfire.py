@@ -1,6 +1,6 @@
 """Crossfire: two players push blind cards beside a neutral card; suits move cards, the highest scores.
 
-Rules: /work/shared/rules/crossfire.md, summarised for bot authors in seeds/crossfire.md.
+Rules as implemented: seeds/crossfire.md (for bot authors).
 Each round both seats play at once (one simultaneous step), so one `apply` call is one round.
 """
 

@@ -1,6 +1,6 @@
 """Crosswalk: move coloured pawns across a 10-space crosswalk with simultaneously played cards.
 
-Rules: shared/rules/crosswalk.md (the project's own account is seeds/crosswalk.md). Each seat owns one
+Rules as implemented: seeds/crosswalk.md. Each seat owns one
 colour (two in a 2-seat game); a round deals cards in cycles until every card has been played, and a
 seat scores 10 x the space its pawn ends on. Only one decision exists: the card played in a match,
 chosen by every participant at once. Dealing, sorting, re-deals and scoring are automatic.

@@ -1,7 +1,6 @@
 """Xeri: the two-player Greek fishing game (take the pile by matching its top card or with a jack).
 
-Implements /work/shared/rules/xeri.md; the rules as implemented are described for bot authors in
-seeds/xeri.md. A game is a series of rounds; each round deals the whole 52-card deck (a 4-card
+The rules as implemented are described for bot authors in seeds/xeri.md. A game is a series of rounds; each round deals the whole 52-card deck (a 4-card
 starting pile plus four deals of 6 cards to each player) and is scored on its own.
 """
 
