@@ -422,7 +422,7 @@ class RayExecutor(Executor):
             self._requeue(batch)
             return
         except ray.exceptions.RayError as exc:  # actor, worker process or node lost
-            self._on_death(slot, exc)
+            self._on_death(slot, exc, batch)
             return
         spec, _ = batch.pending.popleft()
         if isinstance(outcome, MatchResult):
@@ -432,17 +432,19 @@ class RayExecutor(Executor):
             raise RuntimeError(f"batch out of order: {outcome.match_id} for {spec.match_id}")
         self._dispatch()  # before the driver records this outcome
 
-    def _on_death(self, slot: _Slot, exc: BaseException) -> None:
+    def _on_death(self, slot: _Slot, exc: BaseException, failed: _Batch | None = None) -> None:
         """The match the actor was running failed with it; those it had not begun are queued again.
 
-        The actor runs its batches in order, so only the first unreturned match can have been
-        running. It may in fact have finished with its result lost in transit: either way it needs
-        playing again, which the driver decides. The others never started, so running them
-        elsewhere is no retry.
+        The actor runs its batches in order, so the running match is the first unreturned one of
+        the batch whose result failed (`failed`; else of the first batch with any left). It may in
+        fact have finished with its result lost in transit: either way it needs playing again,
+        which the driver decides. An earlier batch's unread results are dropped and its matches
+        queued again: playing a match twice records it once, blaming the wrong one would not.
         """
         worker = slot.info["worker"] if slot.info else ""
         first = True
-        for batch in slot.batches:
+        order = slot.batches if failed is None else [failed, *(b for b in slot.batches if b is not failed)]
+        for batch in order:
             if first and batch.pending:
                 spec, _ = batch.pending.popleft()
                 self._done.append(MatchFailure(spec.match_id, bounded(f"{type(exc).__name__}: {exc}"),

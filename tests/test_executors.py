@@ -222,9 +222,12 @@ def test_a_killed_worker_fails_only_its_match_and_is_replaced(ray_ex, tmp_path):
     specs = [*mixed_specs(2), *tiny(6, "before"), killer, *tiny(10, "after")]
     outs = {o.match_id: o for o in ray_ex.run(specs)}
     assert marker.exists() and set(outs) == {s.match_id for s in specs}
-    assert isinstance(outs["killer"], MatchFailure) and outs["killer"].kind == "worker_died"
-    assert "died" in outs["killer"].error.lower()
-    assert all(isinstance(o, MatchResult) for k, o in outs.items() if k != "killer")
+    # Exactly one match pays: the one the actor was running, or, when the results of matches it
+    # had just finished were still in transit, the first of those unreturned (the killer then runs
+    # again elsewhere, where the marker stops it from killing).
+    failed = [o for o in outs.values() if isinstance(o, MatchFailure)]
+    assert len(failed) == 1 and failed[0].kind == "worker_died" and "died" in failed[0].error.lower()
+    assert all(isinstance(o, MatchResult) for o in outs.values() if o is not failed[0])
     # The same spec again: the replacement actor plays it normally.
     (again,) = list(ray_ex.run([killer]))
     assert isinstance(again, MatchResult) and again.match_id == "killer"

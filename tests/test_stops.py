@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BOTS, FAKES
+from conftest import FAKES
 
 SWISS = """
 name = "stops"
@@ -39,7 +39,7 @@ def swiss_config(tmp_path: Path, delay_ms: int, bots: int = 6, text: str = SWISS
     entries = "".join(textwrap.dedent(f"""
         [[bots]]
         name = "slow-{i}"
-        command = ["python3", "{FAKES / 'slow_random.py'}", "{i}", "{delay_ms}", "{BOTS}"]
+        command = ["python3", "slow_random.py", "{i}", "{delay_ms}"]
         workdir = "{FAKES}"
         """) for i in range(bots))
     path = tmp_path / f"stops-{delay_ms}.toml"
