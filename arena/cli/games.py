@@ -83,10 +83,14 @@ def replay(
 def schema(
     out: Annotated[Path, typer.Option(help="Folder to write the JSON Schemas into.")] = Path("protocol/schema"),
 ) -> None:
-    """Write the JSON Schemas of the arena/1 protocol messages."""
+    """Write the JSON Schemas of the arena/1 protocol messages and of each game's observations and actions."""
+    from arena.game_schemas import write_game_schemas
     from arena.protocol import write_schemas
 
     for path in write_schemas(out):
+        console.print(f"wrote {path}")
+    # Per-game files go in a subfolder, so the message-schema glob `*.schema.json` does not see them.
+    for path in write_game_schemas(out / "games"):
         console.print(f"wrote {path}")
 
 
