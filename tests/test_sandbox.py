@@ -41,6 +41,7 @@ sandbox = "{sandbox}"
 rounds = 1
 [time]
 move_ms = {move_ms}
+startup_ms = {startup_ms}
 [limits]
 memory_mb = {memory_mb}
 cpu_s = {cpu_s}
@@ -83,12 +84,14 @@ def alive(pid: int) -> bool:
 
 
 def tournament(tmp_path: Path, sandbox: str, mode: str, when: int = 1, move_ms: int = 5000,
-               memory_mb: int = 2048, probe: str = "env", cpu_s: int = 600):
+               memory_mb: int = 2048, probe: str = "env", cpu_s: int = 600,
+               startup_ms: int = 10_000):
     """Run the round robin; return (games rows, bad bot's stderr, mark, db path)."""
     mark = f"mark-{uuid.uuid4().hex}"
     path = tmp_path / "t.toml"
     path.write_text(textwrap.dedent(CONFIG).format(
-        sandbox=sandbox, move_ms=move_ms, memory_mb=memory_mb, cpu_s=cpu_s, fakes=FAKES, bots=BOTS, mode=mode,
+        sandbox=sandbox, move_ms=move_ms, startup_ms=startup_ms, memory_mb=memory_mb, cpu_s=cpu_s,
+        fakes=FAKES, bots=BOTS, mode=mode,
         when=when, mark=mark, probe=probe))
     db = tmp_path / "arena.db"
     store = Store(str(db))
@@ -137,6 +140,26 @@ def test_unbounded_allocation_is_a_resource_limit(tmp_path, sandbox):
 def test_cpu_time_limit(tmp_path, sandbox):
     games, _, mark, _ = tournament(tmp_path, sandbox, "spin", when=2, cpu_s=1, move_ms=6000)
     check_common(games, mark, "resource_limit", r"cpu time 1 s.*SIGXCPU")
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize("mode, when, reason, evidence, move_ms, startup_ms", [
+    ("sleep", 3, "timeout", r"^no answer in \d+ ms \(limit 400 ms", 400, 10_000),  # never answers
+    ("no_ready", 1, "startup_failure", r"hello", 5000, 800),  # fails at start
+    ("crash", 1, "crash", r"^exit code 3$", 5000, 10_000),  # crashes at its first move
+    ("crash", 6, "crash", r"^exit code 3$", 5000, 10_000),  # crashes mid-game
+    ("wrong_type", 2, "bad_message", r"ready", 5000, 10_000),
+    ("stale_then_ok", 2, None, None, 5000, 10_000),  # an old request_id is ignored, not a failure
+    ("stderr", 1, None, None, 5000, 10_000),  # floods stderr: kept bounded, the games are normal
+])
+def test_misbehaviour_is_recorded_with_its_reason_in_a_real_tournament(
+        tmp_path, sandbox, mode, when, reason, evidence, move_ms, startup_ms):
+    games, log, mark, _ = tournament(tmp_path, sandbox, mode, when=when, move_ms=move_ms,
+                                     startup_ms=startup_ms)
+    bad = check_common(games, mark, reason, evidence)
+    assert len(bad) == 4  # two matches of two games each, all recorded
+    if mode == "stderr":
+        assert 0 < len(log) <= 4 * 64 * 1024 + 1000  # head and tail kept per process, never all
 
 
 @pytest.mark.parametrize("sandbox", MODES)
