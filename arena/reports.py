@@ -18,7 +18,7 @@ from typing import TextIO
 from arena.errors import ConfigError
 from arena.scheduling.base import History, MatchScore, Round, Table
 from arena.standings import (StandingRow, default_tiebreaks, overall_standings, pentanomial,
-                             score_match, standings)
+                             score_match, score_of_row, standings)
 from arena.store import Store
 
 RATE_WINDOW_S = 60.0
@@ -59,14 +59,6 @@ def _tiebreaks(stage_row: dict) -> tuple[str, ...]:
 
 def _bye_points(stage_row: dict) -> float:
     return float((stage_row["config"] or {}).get("bye_points", 1.0))
-
-
-def _score_of(row: dict) -> MatchScore:
-    # The driver's own conversion (arena.tournament._score_of), kept here so reports do not
-    # import the driver and its executors.
-    return MatchScore(row["round"], row["table"], tuple(row["bots"]), tuple(row["game_points"]),
-                      tuple(row["match_points"]), row["games"],
-                      frozenset(tuple(p) for p in row["partners"]))
 
 
 def _unscored_matches(store: Store, tournament_id: int, stage: int, local: dict[str, int],
@@ -116,7 +108,7 @@ def stage_history(store: Store, tournament_id: int, stage: int) -> tuple[History
     names = _local_names(store, tournament_id, row)
     local = {n: i for i, n in enumerate(names)}
     recorded = store.match_scores(tournament_id, stage)
-    scores = [_score_of(m) for m in recorded]
+    scores = [score_of_row(m) for m in recorded]
     scores += _unscored_matches(store, tournament_id, stage, local,
                                 {m["match_id"] for m in recorded})
     scores.sort(key=lambda s: (s.round, s.table))

@@ -138,6 +138,13 @@ def _match_points(points: Sequence[Fraction],
     return out
 
 
+def score_of_row(row: dict) -> MatchScore:
+    """A MatchScore from a stored row (`Store.match_scores`): the one conversion driver and reports share."""
+    return MatchScore(row["round"], row["table"], tuple(row["bots"]), tuple(row["game_points"]),
+                      tuple(row["match_points"]), row["games"],
+                      frozenset(tuple(p) for p in row["partners"]))
+
+
 def score_match(round_no: int, table_no: int, bots: Sequence[int],
                 games: Sequence[Sequence[dict]]) -> MatchScore:
     """A table's MatchScore from its games (each a list of seat dicts with entry, team, rank)."""

@@ -212,12 +212,6 @@ class Store:
         return {r["id"] for r in self.db.query(
             "select id from matches where tournament_id = ? and status = 'finished'", [tournament_id])}
 
-    def match_attempts(self, tournament_id: int) -> dict[str, int]:
-        """Match id -> attempts so far, for matches whose last attempt was a runner error."""
-        return {r["id"]: r["attempts"] for r in self.db.query(
-            "select id, attempts from matches where tournament_id = ? and status = 'error'",
-            [tournament_id])}
-
     # -- rounds ---------------------------------------------------------------------------------
     def record_round(self, tournament_id: int, stage: int, round_no: int, tables: list[list[str]],
                      byes: list[str], bye_points: float, bot_ids: dict[str, int]) -> None:

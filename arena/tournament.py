@@ -29,7 +29,7 @@ from arena.match import MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
 from arena.ratings import elo
 from arena.scheduling import History, MatchScore, Round
-from arena.standings import deal_scores, score_match
+from arena.standings import deal_scores, score_match, score_of_row
 from arena.store import Lease, MatchRecord, Store
 
 FLUSH_MATCHES = 64  # finished matches buffered into one transaction at most
@@ -266,7 +266,7 @@ class Driver:
         names = [self.plan.bots[e].name for e in stage.entrants]
         local = {n: i for i, n in enumerate(names)}
         recorded = store.rounds(tid, stage.number)
-        scores = [_score_of(m) for m in store.match_scores(tid, stage.number)]
+        scores = [score_of_row(m) for m in store.match_scores(tid, stage.number)]
         finished = store.recorded_matches(tid)
         rounds: list[Round] = []
         # Re-derive each recorded round from the results before it: pairings are a pure function
@@ -444,12 +444,6 @@ class _StageState:
         driver.run_info.matches_total += len(rnd.tables)
         if announce or todo:
             driver.listener.round_started(stage, rnd.number)
-
-
-def _score_of(row: dict) -> MatchScore:
-    return MatchScore(row["round"], row["table"], tuple(row["bots"]), tuple(row["game_points"]),
-                      tuple(row["match_points"]), row["games"],
-                      frozenset(tuple(p) for p in row["partners"]))
 
 
 def _round_names(rnd: Round, names: list[str]) -> tuple[list[list[str]], list[str]]:
