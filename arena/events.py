@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from math import comb
 from dataclasses import dataclass, field
 
 from arena.cards import derive_seed
@@ -50,20 +51,13 @@ class StagePlan:
 
     def planned_games(self) -> int:
         """Games the stage will play (byes and rests excluded, so an estimate for Swiss)."""
-        tables = max(1, len(self.entrants) // self.config.seats)
-        if self.config.format == "round_robin" and self.config.seats == 2:
-            n = len(self.entrants)
-            return n * (n - 1) // 2 * self.config.cycles * self.games_per_match
+        per_match = self.config.cycles * self.games_per_match
         if self.config.format == "round_robin":
-            from math import comb
-
-            return comb(len(self.entrants), self.config.seats) * self.config.cycles * self.games_per_match
+            return comb(len(self.entrants), self.config.seats) * per_match
         if self.config.format == "gauntlet":
-            from math import comb
-
             field_size = len(self.entrants) - len(self.pairing.candidates)
-            return (len(self.pairing.candidates) * comb(field_size, self.config.seats - 1)
-                    * self.config.cycles * self.games_per_match)
+            return len(self.pairing.candidates) * comb(field_size, self.config.seats - 1) * per_match
+        tables = max(1, len(self.entrants) // self.config.seats)
         return self.total_rounds * tables * self.games_per_match
 
 

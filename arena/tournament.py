@@ -201,7 +201,7 @@ class Driver:
             store.set_status(tid, "running")
             self.bot_ids = store.bot_ids(tid)
             return tid
-        ids = [store.add_bot(**{k: v for k, v in row.items()}) for row in plan.rows]
+        ids = [store.add_bot(**row) for row in plan.rows]
         first = plan.stages[0]
         games = ",".join(dict.fromkeys(s.config.game for s in plan.stages))
         stage_rows = [{
