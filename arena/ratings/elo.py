@@ -1,4 +1,4 @@
-"""Ratings as pure functions of recorded games.
+"""Incremental Elo over recorded games.
 
 Elo treats a table of N sides as the N(N-1)/2 pairwise games given by the finishing order, each
 update computed from the ratings before the game and scaled by K/(N-1). A team is rated by its
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 DEFAULT_RATING = 1500.0
+DEFAULT_K = 32.0
 
 
 def expected_score(rating: float, opponent: float) -> float:
@@ -60,7 +61,7 @@ def elo_deltas(ratings: dict[str, float], sides: Sequence[Side], k: float) -> di
     return {m: delta[i] for i, side in enumerate(sides) for m in side.members}
 
 
-def elo(games: Iterable[dict], k: float = 32.0, initial: float = DEFAULT_RATING,
+def elo(games: Iterable[dict], k: float = DEFAULT_K, initial: float = DEFAULT_RATING,
         bots: Iterable[str] = ()) -> tuple[list[dict], list[dict]]:
     """Elo table and per-game history from games in ordinal order (each: id, ordinal, seats)."""
     ratings: dict[str, float] = {b: initial for b in bots}
