@@ -124,7 +124,7 @@ def test_perfect_records_are_finite_and_flagged(fit):
     assert r["c"] > r["b"]  # b also lost five games to a
     assert 0 < r["a"] - r["b"] < 1000
     assert result.flags == {"a": "all wins"}
-    loser = fit(duel_games("a", "b", 0, 0, 4) + duel_games("a", "c", 1, 0, 1, 10))
+    loser = fit(duel_games("a", "b", 4, 0, 0) + duel_games("a", "c", 1, 0, 1, 10))
     assert loser.flags == {"b": "all losses"}
 
 

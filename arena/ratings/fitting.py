@@ -13,9 +13,10 @@ compared, so they are reported as separate `groups` rather than fitted as one.
 Perfect records. The maximum-likelihood ratings are finite only if, within a pool, every set of
 bots has scored at least half a point against the rest and conceded one to it (the "scored
 against" digraph is strongly connected). When it is not, the bots of the strongly connected sets
-that never lost to the rest (sources) or never beat it (sinks) each get PERFECT_RECORD_DRAWS
-virtual draws against a virtual opponent at the pool's mean: a weak prior that makes their rating
-finite and leaves every well-determined pool untouched. Those bots are flagged "all wins" /
+that never lost to the rest (sources) or those of the sets that never beat it (sinks), whichever
+are fewer (both when as many), each get PERFECT_RECORD_DRAWS virtual draws against a virtual
+opponent at the pool's mean: a weak prior that makes every rating finite (pinning all sources, or
+all sinks, bounds everyone between them) and leaves every well-determined pool untouched. Those bots are flagged "all wins" /
 "all losses" (their own record is perfect) or "no losses vs rest" / "no wins vs rest".
 
 Solver. The negative log-likelihood is convex; its value, gradient and Hessian-vector product are
@@ -213,8 +214,8 @@ def _first_seen_order(label: np.ndarray) -> np.ndarray:
     return out
 
 
-def unbounded(tables: Tables) -> tuple[np.ndarray, np.ndarray]:
-    """Bots whose MLE is infinite: (in a set that never lost to the rest, ... never beat it)."""
+def unbounded(tables: Tables, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bots that get the prior: (in a set that never lost to the rest, ... never beat it)."""
     counts = tables.side_counts()
     a, b, score, _ = side_pairs(tables)
     scored = score > 0
@@ -228,11 +229,21 @@ def unbounded(tables: Tables) -> tuple[np.ndarray, np.ndarray]:
     loses_to_rest = np.zeros_like(beats_rest)
     beats_rest[scc[graph.row[cross]]] = True
     loses_to_rest[scc[graph.col[cross]]] = True
-    # Only sets in a pool of more than one set are unbounded (a lone set is fine).
+    # A lone strongly connected set (no edge to the rest) is bounded already.
     involved = beats_rest | loses_to_rest
-    never_lost = involved & ~loses_to_rest
-    never_won = involved & ~beats_rest
-    return never_lost[scc], never_won[scc]
+    never_lost = (involved & ~loses_to_rest)[scc]
+    never_won = (involved & ~beats_rest)[scc]
+    # Pinning either every source set or every sink set to the pool mean bounds the whole pool
+    # (every other bot lies between them along the "scored against" edges), so the prior goes on
+    # the side with fewer bots, both when equal: it touches as few ratings as it can.
+    for p in range(pool.max() + 1):
+        mine = pool == p
+        sources, sinks = np.sum(never_lost & mine), np.sum(never_won & mine)
+        if sources < sinks:
+            never_won &= ~mine
+        elif sinks < sources:
+            never_lost &= ~mine
+    return never_lost, never_won
 
 
 class Objective:
@@ -318,7 +329,7 @@ def fit_pools(tables: Tables, method: str, model_of: Callable[[Tables], Objectiv
               start: np.ndarray | None = None) -> Fit:
     """Fit every connected pool separately with `model_of`, then anchor and flag."""
     pool = pools(tables)
-    never_lost, never_won = unbounded(tables)
+    never_lost, never_won = unbounded(tables, pool)
     theta = np.zeros(tables.n_bots)
     models = []
     sizes = tables.sides_per_table()
