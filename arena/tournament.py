@@ -125,8 +125,12 @@ def _sandbox_choice(setting: str) -> tuple[str, str]:
     return mode, f"{'auto: ' if setting == 'auto' else ''}{why}"
 
 
-class _Stop(BaseException):
-    """Raised in the main thread by SIGTERM (like Ctrl-C) so the driver stops cleanly."""
+class _Stop(KeyboardInterrupt):
+    """Raised in the main thread by SIGTERM (like Ctrl-C) so the driver stops cleanly.
+
+    A KeyboardInterrupt because asyncio re-raises only those (and SystemExit) from callbacks and
+    tasks: any other exception raised by the handler inside the event loop would be logged and lost.
+    """
 
 
 class Driver:

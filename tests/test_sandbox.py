@@ -45,6 +45,7 @@ startup_ms = {startup_ms}
 [limits]
 memory_mb = {memory_mb}
 cpu_s = {cpu_s}
+processes = {processes}
 [[bots]]
 name = "bad"
 command = ["python", "{fakes}/misbehaving_bot.py", "{mode}", "{when}", "{mark}", "{probe}"]
@@ -85,12 +86,13 @@ def alive(pid: int) -> bool:
 
 def tournament(tmp_path: Path, sandbox: str, mode: str, when: int = 1, move_ms: int = 5000,
                memory_mb: int = 2048, probe: str = "env", cpu_s: int = 600,
-               startup_ms: int = 10_000):
+               startup_ms: int = 10_000, processes: int = 64):
     """Run the round robin; return (games rows, bad bot's stderr, mark, db path)."""
     mark = f"mark-{uuid.uuid4().hex}"
     path = tmp_path / "t.toml"
     path.write_text(textwrap.dedent(CONFIG).format(
         sandbox=sandbox, move_ms=move_ms, startup_ms=startup_ms, memory_mb=memory_mb, cpu_s=cpu_s,
+        processes=processes,
         fakes=FAKES, bots=BOTS, mode=mode,
         when=when, mark=mark, probe=probe))
     db = tmp_path / "arena.db"
@@ -187,6 +189,22 @@ def test_setsid_double_fork_child_is_killed(tmp_path, sandbox):
     games, log, mark, _ = tournament(tmp_path, sandbox, "setsid_fork")
     assert "double-forked" in log
     check_common(games, mark)
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_orphan_with_scrubbed_environment_dies_with_its_crashed_bot(tmp_path, sandbox):
+    # The escaped sleeper is in no tree, session or group of the bot and carries no tag: only the
+    # reaper (whose tree it was re-parented to) or the PID namespace can find it.
+    games, log, mark, _ = tournament(tmp_path, sandbox, "setsid_crash", when=2)
+    assert "environment scrubbed" in log
+    check_common(games, mark, "crash", r"exit code 3")
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_process_limit_holds_even_for_root(tmp_path, sandbox):
+    games, log, mark, _ = tournament(tmp_path, sandbox, "fork_many", processes=20)
+    check_common(games, mark, "resource_limit", r"limit processes 20: processes limit 20 exceeded \(2\d")
+    assert "processes limit 20 exceeded" in log  # the author sees why in the stderr tail
 
 
 @pytest.mark.parametrize("sandbox", MODES)

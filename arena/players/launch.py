@@ -4,9 +4,10 @@ The Launcher holds all the isolation policy; ProcessPlayer only spawns what it i
 - a minimal environment (PATH, HOME and TMPDIR = a private temp folder, LANG, the spec's own env,
   and a tag), so no secret of the runner (RAY_AUTH_TOKEN, cloud keys, …) reaches a bot;
 - rlimits from `Limits`, set in the child before exec;
-- PR_SET_PDEATHSIG(SIGKILL), so the bot dies with the thread that started it (runner killed);
-- the bot is made a child subreaper, so children it orphans (double fork) stay in its tree;
-- on close, `kill_all` kills every process found by tree, session, process group or tag.
+- the bot runs under the reaper (reaper.py), a child subreaper that the runner's death signals
+  (PR_SET_PDEATHSIG): whatever the bot orphans stays in the reaper's tree, and when the bot ends or
+  the runner dies, the reaper kills and reaps that whole tree; it also enforces the process limit;
+- on close, `kill_all` kills every process still found by tree, session, process group or tag.
 bwrap adds: no network, its own PID namespace that dies with the runner, a read-only view of only
 the system dirs, the interpreter and the bot's folder, and a private /tmp (see protocol/README.md).
 """
@@ -31,6 +32,8 @@ from arena.players.limits import DEFAULT_LIMITS, Limits
 SANDBOXES = ("auto", "none", "bwrap")
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+REAPER = str(Path(__file__).with_name("reaper.py"))
+REAPER_SIGNAL = signal.SIGUSR1  # tells the reaper: kill the whole tree now
 TAG_VAR = "ARENA_BOT_TAG"  # marks every process of one bot, so strays can be found by environ
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Host paths a sandboxed bot sees read-only (when they exist): programs, libraries, and the few
@@ -144,7 +147,11 @@ class Launcher:
                "PYTHONDONTWRITEBYTECODE": "1", **extra_env, TAG_VAR: tag}
         workdir = os.path.abspath(workdir)
         argv = self._bwrap_argv(command, workdir, tmpdir) if self.mode == "bwrap" else command
-        preexec = _child_setup(self.limits, os.getpid(), subreaper=self.mode == "plain")
+        # bwrap and its PID-1 init are two processes of the tree that are not the bot's.
+        overhead = 2 if self.mode == "bwrap" else 0
+        argv = [sys.executable, "-I", "-S", REAPER, str(self.limits.processes), str(overhead),
+                "--", *argv]
+        preexec = _child_setup(self.limits, os.getpid())
         return Launch(argv, workdir, env, tmpdir, tag, self.mode, self.limits, preexec)
 
     def _bwrap_argv(self, command: list[str], workdir: str, tmpdir: str) -> list[str]:
@@ -168,8 +175,11 @@ class Launcher:
         return [*args, "--chdir", workdir, "--", *command]
 
 
-def _child_setup(limits: Limits, parent: int, subreaper: bool):
-    """The function run in the forked child before exec: death signal, subreaper, rlimits."""
+def _child_setup(limits: Limits, parent: int):
+    """The function run in the forked reaper before exec: death signal, subreaper, rlimits.
+
+    Both survive exec, so the reaper needs no ctypes of its own (and starts faster).
+    """
     rlimits = [
         (resource.RLIMIT_AS, limits.memory_mb << 20),
         (resource.RLIMIT_CPU, limits.cpu_s),
@@ -190,12 +200,11 @@ def _child_setup(limits: Limits, parent: int, subreaper: bool):
         settings.append((res, value, hard))
 
     def setup() -> None:
-        # SIGKILL the bot when the runner's thread dies; then check it did not die already.
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # Tell the reaper when the runner's thread dies; then check it did not die already.
+        _prctl(PR_SET_PDEATHSIG, REAPER_SIGNAL, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(1)
-        if subreaper:
-            _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         for res, soft, hard in settings:
             try:
                 resource.setrlimit(res, (soft, hard))

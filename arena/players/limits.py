@@ -9,9 +9,9 @@ Notes on what each limit really bounds (Linux):
   use more. 2 GiB leaves room for Node (V8 reserves ~1 GiB of address space at start; it fails
   under 256 MiB) and Python (starts in under 64 MiB).
 - cpu_s is RLIMIT_CPU for the life of the process (one match): SIGXCPU at the limit.
-- processes is RLIMIT_NPROC, which the kernel counts per user, not per bot, and does not apply to
-  root (or CAP_SYS_RESOURCE): as root it bounds nothing. Whatever the user, every process a bot
-  started is killed when its match ends (see launch.py).
+- processes bounds the processes and threads of the bot's tree, counted by its reaper (reaper.py),
+  which kills the tree when over — for root too. For other users RLIMIT_NPROC (per user, so set to
+  the user's current count plus this) also makes the kernel refuse the fork at once.
 - open_files is RLIMIT_NOFILE; file_size_mb is RLIMIT_FSIZE (largest file the bot may write).
 - line_bytes is enforced by the runner on each line the bot writes to stdout.
 """
@@ -28,7 +28,7 @@ class Limits(BaseModel):
 
     memory_mb: int = Field(default=2048, ge=16, description="Address space (RLIMIT_AS), MiB.")
     cpu_s: int = Field(default=600, ge=1, description="CPU seconds for the process's life (RLIMIT_CPU).")
-    processes: int = Field(default=64, ge=1, description="Processes/threads of the user (RLIMIT_NPROC).")
+    processes: int = Field(default=64, ge=1, description="Processes and threads of the bot's tree.")
     open_files: int = Field(default=256, ge=16, description="Open file descriptors (RLIMIT_NOFILE).")
     file_size_mb: int = Field(default=64, ge=0, description="Largest file it may write (RLIMIT_FSIZE), MiB.")
     line_bytes: int = Field(default=1 << 20, ge=1024, description="Longest stdout line, bytes.")

@@ -24,6 +24,7 @@ from arena.errors import (
 )
 from arena.players.base import BotSpec, Player
 from arena.players.launch import (
+    REAPER_SIGNAL,
     Launch,
     Launcher,
     find_processes,
@@ -53,7 +54,8 @@ STDOUT_CHECK = 0.2  # bwrap: seconds between checks that the bot still holds its
 EXIT_WAIT = 0.1  # seconds to let a bot that closed stdout finish exiting, for its exit status
 STDERR_KEEP = 64 * 1024  # bytes of a bot's stderr kept (head and tail)
 BYE_GRACE = 0.5  # seconds a bot gets to exit after `bye`
-TERM_GRACE = 0.5  # seconds after SIGTERM before SIGKILL
+TERM_GRACE = 0.5  # seconds after SIGTERM before the hard stop
+REAP_GRACE = 2.0  # seconds the reaper gets to kill the bot's tree before it is SIGKILLed itself
 PYTHON_ALIASES = {"python", "python3"}
 
 
@@ -98,7 +100,7 @@ LIMIT_MARKERS = (
                    "Failed to reserve virtual memory", "Fatal process OOM")),
     ("file_size_mb", ("File too large",)),
     ("open_files", ("Too many open files",)),
-    ("processes", ("can't start new thread", "fork: Resource temporarily unavailable",
+    ("processes", ("arena: processes limit", "can't start new thread", "fork: Resource temporarily unavailable",
                    "BlockingIOError: [Errno 11]")),
 )
 LIMIT_SIGNALS = {signal.SIGXCPU: "cpu_s", signal.SIGXFSZ: "file_size_mb"}
@@ -214,10 +216,12 @@ class ProcessPlayer(Player):
             except (OSError, asyncio.TimeoutError, RuntimeError):
                 pass
             if not await self._wait(BYE_GRACE):
-                self._signal_group(signal.SIGTERM)
+                self._signal(signal.SIGTERM)  # the reaper passes it on to the bot's group
                 if not await self._wait(TERM_GRACE):
-                    self._signal_group(signal.SIGKILL)
-                    await self._wait(5)
+                    self._signal(REAPER_SIGNAL)  # the reaper kills the whole tree and exits
+                    if not await self._wait(REAP_GRACE):
+                        self._signal_group(signal.SIGKILL)
+                        await self._wait(5)
         # No process a bot started may outlive its match, whatever group or session it is in.
         self._signal_group(signal.SIGKILL)
         kill_all(proc.pid if self._root_start else -1, self.launch.tag, family,
@@ -300,12 +304,15 @@ class ProcessPlayer(Player):
 
     def _sandboxed_stdout_open(self) -> bool:
         try:
-            pipe = os.readlink(f"/proc/{self.proc.pid}/fd/1")
-            init = _children(self.proc.pid)  # bwrap → its pid-1 init → the bot
-            bot = _children(init[0])[0] if init else None
-            if bot is None:
+            bwrap = _children(self.proc.pid)  # the reaper → bwrap → its pid-1 init → the bot
+            if not bwrap:
                 return True  # still starting up
-            return os.readlink(f"/proc/{bot}/fd/1") == pipe
+            pipe = os.readlink(f"/proc/{bwrap[0]}/fd/1")
+            init = _children(bwrap[0])
+            bot = _children(init[0]) if init else None
+            if not bot:
+                return True
+            return os.readlink(f"/proc/{bot[0]}/fd/1") == pipe
         except (OSError, IndexError):
             return False
 
@@ -332,8 +339,10 @@ class ProcessPlayer(Player):
             tail = self._stderr.text()[-4000:]
             key = next((k for k, words in LIMIT_MARKERS if any(w in tail for w in words)), None)
         if key is not None:
+            said = [ln for ln in self._stderr.text()[-4000:].splitlines() if ln.startswith("arena: ")]
+            how = said[-1].removeprefix("arena: ") if said else self._exit_evidence()
             return BotResourceLimit(f"{describe(self.limits, key)} exceeded",
-                                    f"limit {describe(self.limits, key)}: {self._exit_evidence()}")
+                                    f"limit {describe(self.limits, key)}: {how}")
         return BotCrashed(message, self._exit_evidence())
 
     def _exit_signal(self) -> int | None:
@@ -364,6 +373,13 @@ class ProcessPlayer(Player):
             return True
         except asyncio.TimeoutError:
             return False
+
+    def _signal(self, sig: int) -> None:
+        if self.proc.returncode is None:
+            try:
+                os.kill(self.proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def _signal_group(self, sig: int) -> None:
         try:

@@ -16,12 +16,15 @@ Usage: misbehaving_bot.py MODE [N [MARK [PROBE]]]. Plays the first legal action 
   alloc         allocates memory without bound (reports MiB held to stderr as it goes)
   fork20        starts 20 children that sleep forever (pids to stderr), then plays normally
   setsid_fork   a child calls setsid() and double-forks a sleeper, then plays normally
+  setsid_crash  a child calls setsid(), scrubs its environment and double-forks a sleeper; the
+                bot then crashes (exit 3) at its N-th act, leaving the sleeper orphaned
+  fork_many     at its N-th act starts 100 sleeping children, then plays normally
   close_stdout  closes its stdout and keeps running (sleeps)
   bigline       sends one 100 MB line
   spin          burns CPU without answering
   probe         at hello, tries what ARENA_PROBE says (tcp:PORT, read:PATH, write:PATH, env),
                 reports "probe: ok …" or "probe: failed …" on stderr, then plays normally
-Children started by fork20 / setsid_fork carry ARENA_MARK (argv) so tests can find them by name.
+Children started by fork20 / setsid_fork / setsid_crash / fork_many carry ARENA_MARK (argv) so tests can find them by name.
 """
 
 import json
@@ -91,6 +94,14 @@ for line in sys.stdin:
                 os._exit(0)
             os.wait()
             log("double-forked")
+        if mode == "setsid_crash":
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.execve(sys.executable, [sys.executable, "-c", SLEEPER, mark], {})
+                os._exit(0)
+            os.wait()
+            log("double-forked, environment scrubbed")
         if mode == "probe":
             probe(probe_what)
         send({"type": "ready", "name": "misbehaving", "version": mode})
@@ -100,8 +111,11 @@ for line in sys.stdin:
         if mode == "stderr":
             sys.stderr.write("x" * 50_000 + "\n")
         if acts >= when:
-            if mode == "crash":
+            if mode in ("crash", "setsid_crash"):
                 sys.exit(3)
+            if mode == "fork_many":
+                kids = [subprocess.Popen([sys.executable, "-c", SLEEPER, mark]) for _ in range(100)]
+                log(f"started {len(kids)} children")
             if mode == "garbage":
                 sys.stdout.write("this is not json\n")
                 sys.stdout.flush()
