@@ -248,7 +248,8 @@ def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfi
     names = [s.name for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise ConfigError(f"{path}: bot names must be unique; repeated: {', '.join(dupes)}")
+        raise ConfigError(f"{path}: bot names must be unique; repeated: {', '.join(dupes)} "
+                          f"(give each entry its own `name`, e.g. two versions of a registry bot)")
     for stage in config.stages:
         where = f"{path}: stage {stage.name!r}" if config.event else str(path)
         try:

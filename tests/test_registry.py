@@ -194,6 +194,24 @@ def test_a_config_naming_registry_bots_runs_from_the_snapshots(tmp_path):
     assert {r["method"] for r in info["ratings"]} == {"elo"}
 
 
+def test_two_versions_of_one_bot_play_each_other_under_their_own_names(tmp_path):
+    db = tmp_path / "a.db"
+    Registry(db).add(make_bot(tmp_path / "v1", version="1"))
+    Registry(db).add(make_bot(tmp_path / "v2", version="2"))
+    config = tmp_path / "t.toml"
+    same = 'name = "two"\ngame = "xeri"\nseed = 1\ndeals = 1\n[options]\nrounds = 1\n'
+    config.write_text(same + '[[bots]]\nbot = "rb@1"\n[[bots]]\nbot = "rb@2"\n')
+    with pytest.raises(ConfigError, match="repeated: rb .*own `name`"):
+        run_config(config, db, executor="serial")
+    config.write_text(same + '[[bots]]\nbot = "rb@1"\nname = "rb-old"\n'
+                      '[[bots]]\nbot = "rb@2"\nname = "rb-new"\n')
+    assert run_config(config, db, executor="serial").games_played == 2
+    rows = Store(db).db.execute(
+        "select b.name, b.version from tournament_bots t join bots b on b.id = t.bot_id "
+        "order by t.entry").fetchall()
+    assert rows == [("rb-old", "1"), ("rb-new", "2")]
+
+
 def test_a_config_naming_an_unknown_registry_bot_is_a_config_error(tmp_path):
     db = tmp_path / "a.db"
     Registry(db).add(make_bot(tmp_path / "rb"))
