@@ -27,14 +27,14 @@ import numpy as np
 from scipy.special import expit
 
 from arena.ratings.elo import DEFAULT_RATING
-from arena.ratings.fitting import Fit, Objective, Tables, compile_games, fit_pools, side_pairs
+from arena.ratings.fitting import Fit, Objective, Tables, compile_games, fit_pools
 
 
 class BradleyTerryObjective(Objective):
     """Negative log-likelihood of the pairwise results of one pool's tables."""
 
     def __init__(self, tables: Tables):
-        a, b, score, weight = side_pairs(tables)
+        a, b, score, weight = tables.pairs
         ua, ub = tables.side_unit[a], tables.side_unit[b]
         n_units = tables.unit_members.shape[0]
         # One entry per unordered pair of compositions: the win matrix in coordinate form.

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -73,9 +74,15 @@ class Tables:
         """The table of each side."""
         return np.repeat(np.arange(self.n_tables), self.sides_per_table())
 
-    def side_counts(self) -> sparse.csr_matrix:
+    @cached_property
+    def counts(self) -> sparse.csr_matrix:
         """(n_sides, n_bots) how often each bot sits in each side."""
-        return self.unit_members[self.side_unit]
+        return self.unit_members[self.side_unit].tocsr()
+
+    @cached_property
+    def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every two sides of a table (see `side_pairs`), computed once per set of ranks."""
+        return side_pairs(self)
 
     def unit_strength(self) -> sparse.csr_matrix:
         """(n_units, n_bots) weights that turn bot strengths into a composition's mean."""
@@ -169,8 +176,8 @@ class Records:
 
 def records(tables: Tables) -> Records:
     """Games and pairwise wins/draws/losses of every bot."""
-    counts = tables.side_counts()
-    a, b, score, _ = side_pairs(tables)
+    counts = tables.counts
+    a, b, score, _ = tables.pairs
     n = len(tables.side_rank)
 
     def per_bot(side_values: np.ndarray) -> np.ndarray:
@@ -192,12 +199,13 @@ def _bot_edges(counts: sparse.csr_matrix, a: np.ndarray, b: np.ndarray) -> spars
 
 def pools(tables: Tables) -> np.ndarray:
     """Connected pool of every bot (-1 for a bot that never met an opponent)."""
-    counts = tables.side_counts()
-    a, b, _, _ = side_pairs(tables)
+    counts = tables.counts
+    a, b, _, _ = tables.pairs
     if len(a) == 0:
         return np.full(tables.n_bots, -1)
     linked = _bot_edges(counts, a, b)
-    seated = np.unique(np.concatenate((a, b)))
+    seated = np.zeros(counts.shape[0], dtype=bool)
+    seated[a] = seated[b] = True
     partners = counts[seated]
     _, label = connected_components(linked + linked.T + partners.T @ partners, directed=False)
     met = np.asarray(partners.sum(axis=0)).ravel() > 0
@@ -216,8 +224,8 @@ def _first_seen_order(label: np.ndarray) -> np.ndarray:
 
 def unbounded(tables: Tables, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Bots that get the prior: (in a set that never lost to the rest, ... never beat it)."""
-    counts = tables.side_counts()
-    a, b, score, _ = side_pairs(tables)
+    counts = tables.counts
+    a, b, score, _ = tables.pairs
     scored = score > 0
     conceded = score < 1
     graph = (_bot_edges(counts, a[scored], b[scored])

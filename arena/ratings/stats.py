@@ -70,8 +70,12 @@ def elo_diff_pentanomial(counts: Sequence[float]) -> tuple[float, float, float]:
 
 def los_matrix(bots: Sequence[str], ratings: Sequence[float], *,
                samples: np.ndarray | None = None,
-               covariance: np.ndarray | None = None) -> dict[str, dict[str, float]]:
-    """P(a stronger than b) for every two bots: from bootstrap samples, else from the covariance."""
+               covariance: np.ndarray | None = None,
+               pools: Sequence[int] | None = None) -> dict[str, dict[str, float]]:
+    """P(a stronger than b) for every two bots: from bootstrap samples, else from the covariance.
+
+    `pools` (one label per bot, -1 for none) leaves out pairs that were never compared.
+    """
     ratings = np.asarray(ratings, dtype=float)
     n = len(bots)
     if samples is not None and len(samples):
@@ -96,6 +100,9 @@ def los_matrix(bots: Sequence[str], ratings: Sequence[float], *,
         prob[np.isnan(spread)] = np.nan
     else:
         raise ValueError("los_matrix needs bootstrap samples or a covariance")
+    if pools is not None:
+        label = np.asarray(pools)
+        prob[(label[:, None] != label[None, :]) | (label[:, None] < 0)] = np.nan
     out: dict[str, dict[str, float]] = {}
     for a in range(n):
         row = {bots[b]: float(prob[a, b]) for b in range(n) if b != a and not np.isnan(prob[a, b])}
