@@ -218,3 +218,97 @@ def test_disconnected_pools_and_perfect_records_always_finite(spec):
             assert all((int(b[1:]) < 3) == (int(group[0][1:]) < 3) for b in group)
         sides = {int(g["seats"][0]["bot"][1:]) < 3 for g in games}
         assert len(result.groups) == (2 if len(sides) == 2 else 0)
+
+
+# --- Bootstrap -----------------------------------------------------------------------------
+
+from arena.ratings.bootstrap import bootstrap, intervals, resample, simulate, tie_rates  # noqa: E402
+from arena.ratings.bradley_terry import fit_tables as fit_bt  # noqa: E402
+from arena.ratings.fitting import compile_games  # noqa: E402
+from arena.ratings.plackett_luce import fit_tables as fit_pl  # noqa: E402
+
+
+def simulated_event(rng, n_bots, seats, draw_rate=0.2, rounds=2):
+    """A round robin (2 seats) or random 4-seat tables among bots of known strength."""
+    true = rng.normal(0, 150, n_bots)
+    true -= true.mean()
+    names = [f"b{i}" for i in range(n_bots)]
+    games = []
+    if seats == 2:
+        for _ in range(rounds):
+            for i in range(n_bots):
+                for j in range(i + 1, n_bots):
+                    p = 1 / (1 + 10 ** ((true[j] - true[i]) / 400))
+                    # Draws at draw_rate where possible, keeping i's expected score p.
+                    draw = min(draw_rate, 2 * p, 2 * (1 - p))
+                    u = rng.random()
+                    ranks = [1, 1] if u < draw else [1, 2] if u < draw + p - draw / 2 else [2, 1]
+                    games.append(table(len(games), ranks, [names[i], names[j]]))
+    else:
+        for _ in range(rounds * n_bots * (n_bots - 1) // 6):
+            who = rng.choice(n_bots, seats, replace=False)
+            noisy = true[who] * np.log(10) / 400 + rng.gumbel(size=seats)
+            ranks = np.argsort(np.argsort(-noisy)) + 1
+            games.append(table(len(games), ranks.tolist(), [names[w] for w in who]))
+    return true, names, games
+
+
+@pytest.mark.parametrize("seats,fit", [(2, fit_bt), (4, fit_pl)])
+def test_bootstrap_intervals_cover_the_true_strengths(seats, fit):
+    rng = np.random.default_rng(2024)
+    covered = total = 0
+    for event in range(8):
+        true, names, games = simulated_event(rng, 24, seats)
+        tables = compile_games(games, names)
+        result = fit(tables, average=0.0)
+        lo, hi = intervals(bootstrap(tables, result, samples=80, seed=event, average=0.0))
+        covered += int(np.sum((lo <= true) & (true <= hi)))
+        total += len(true)
+    assert 0.90 <= covered / total <= 0.98
+
+
+def test_bootstrap_is_deterministic_given_the_seed_and_worker_count_free():
+    rng = np.random.default_rng(1)
+    _, names, games = simulated_event(rng, 6, 2)
+    tables = compile_games(games, names)
+    fitted = fit_bt(tables)
+    once = bootstrap(tables, fitted, samples=12, seed=7)
+    again = bootstrap(tables, fitted, samples=12, seed=7)
+    other = bootstrap(tables, fitted, samples=12, seed=8)
+    assert np.array_equal(once, again)
+    assert not np.array_equal(once, other)
+    assert np.array_equal(once, bootstrap(tables, fitted, samples=12, seed=7, workers=2))
+
+
+def test_resampling_keeps_groups_whole():
+    games = [table(i, [1, 2], ["a", "b"], group=f"deal{i // 2}") for i in range(40)]
+    tables = compile_games(games)
+    for seed in range(5):
+        sample = resample(tables, np.random.default_rng(seed))
+        per_group = np.bincount(sample.table_group, minlength=20)
+        assert per_group.sum() == 40
+        assert np.all(per_group % 2 == 0)  # both rotations of a deal, or neither
+
+
+def test_simulated_draws_follow_the_observed_rate_and_the_model_score():
+    games = duel_games("a", "b", 300, 400, 300)
+    tables = compile_games(games)
+    assert tie_rates(tables) == {2: pytest.approx(0.4)}
+    theta = np.array([0.3, -0.3])  # a is stronger
+    ranks = simulate(tables, theta, tie_rates(tables), np.random.default_rng(3)).side_rank
+    a_rank, b_rank = ranks[0::2], ranks[1::2]
+    draws = np.mean(a_rank == b_rank)
+    score = np.mean(np.where(a_rank < b_rank, 1.0, np.where(a_rank == b_rank, 0.5, 0.0)))
+    assert draws == pytest.approx(0.4, abs=0.04)
+    assert score == pytest.approx(1 / (1 + np.exp(-0.6)), abs=0.03)
+
+
+def test_simulated_multi_seat_orders_are_whole_orders():
+    games = [table(i, [1, 2, 2, 4], list("abcd")) for i in range(50)]
+    tables = compile_games(games)
+    ranks = simulate(tables, np.zeros(4), tie_rates(tables), np.random.default_rng(0)).side_rank
+    for t in ranks.reshape(-1, 4):
+        ordered = np.sort(t)
+        assert ordered[0] == 1
+        # Standard competition ranking: a rank is 1 + the number of sides ahead of it.
+        assert all(r == 1 + np.sum(t < r) for r in t)

@@ -68,7 +68,7 @@ def resample(tables: Tables, rng: np.random.Generator) -> Tables:
 def simulate(tables: Tables, theta: np.ndarray, rates: dict[int, float],
              rng: np.random.Generator) -> Tables:
     """The same tables with finishing ranks drawn from the model with strengths theta."""
-    strength = tables.unit_strength()[tables.side_unit] @ theta
+    strength = tables.unit_strength[tables.side_unit] @ theta
     ranks = np.ones(len(strength), dtype=np.int64)
     sizes = tables.sides_per_table()
     for n in np.unique(sizes[sizes >= 2]):

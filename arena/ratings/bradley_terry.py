@@ -27,7 +27,7 @@ import numpy as np
 from scipy.special import expit
 
 from arena.ratings.elo import DEFAULT_RATING
-from arena.ratings.fitting import Fit, Objective, Tables, compile_games, fit_pools
+from arena.ratings.fitting import Fit, Objective, Tables, compact, compile_games, fit_pools
 
 
 class BradleyTerryObjective(Objective):
@@ -45,9 +45,10 @@ class BradleyTerryObjective(Objective):
         self.points = np.bincount(inverse, points)
         self.weight = np.bincount(inverse, weight)
         first, second = np.divmod(pair, n_units)
-        strength = tables.unit_strength()
-        self.difference = (strength[first] - strength[second]).tocsr()
-        self.difference_t = self.difference.T.tocsr()
+        strength = tables.unit_strength
+        difference = strength[first] - strength[second]
+        self.difference = compact(difference)
+        self.difference_t = compact(difference.T)
         self.n_bots = tables.n_bots
         self.n_tables = tables.n_tables
         self._curvature_at: tuple[bytes, np.ndarray] | None = None

@@ -41,6 +41,7 @@ from scipy.special import expit
 from arena.errors import ConfigError
 from arena.ratings.elo import DEFAULT_RATING
 
+DENSE_CELLS = 250_000  # below this many cells a dense matrix beats scipy.sparse's per-call cost
 NATS_PER_ELO = math.log(10) / 400  # 400 Elo points = 10:1 odds
 PERFECT_RECORD_DRAWS = 1.0  # virtual draws against the pool mean for a bot with an unbounded MLE
 
@@ -84,6 +85,7 @@ class Tables:
         """Every two sides of a table (see `side_pairs`), computed once per set of ranks."""
         return side_pairs(self)
 
+    @cached_property
     def unit_strength(self) -> sparse.csr_matrix:
         """(n_units, n_bots) weights that turn bot strengths into a composition's mean."""
         sizes = np.asarray(self.unit_members.sum(axis=1)).ravel()
@@ -252,6 +254,13 @@ def unbounded(tables: Tables, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         elif sinks < sources:
             never_lost &= ~mine
     return never_lost, never_won
+
+
+def compact(matrix: sparse.spmatrix) -> sparse.csr_matrix | np.ndarray:
+    """The matrix as a dense array when small, else as CSR: whichever multiplies faster."""
+    if matrix.shape[0] * matrix.shape[1] <= DENSE_CELLS:
+        return matrix.toarray()
+    return matrix.tocsr()
 
 
 class Objective:

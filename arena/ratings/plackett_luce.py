@@ -30,7 +30,7 @@ from math import comb
 import numpy as np
 
 from arena.ratings.elo import DEFAULT_RATING
-from arena.ratings.fitting import Fit, Objective, Tables, compile_games, fit_pools
+from arena.ratings.fitting import Fit, Objective, Tables, compact, compile_games, fit_pools
 
 
 @cache
@@ -88,8 +88,9 @@ class PlackettLuceObjective(Objective):
                            else np.zeros((0, max(width, 1)), dtype=np.int64))
         self.term_weight = np.concatenate(term_weight) if term_weight else np.zeros(0)
         self.coefficient = coefficient
-        self.strength = tables.unit_strength()[tables.side_unit].tocsr()
-        self.strength_t = self.strength.T.tocsr()
+        strength = tables.unit_strength[tables.side_unit]
+        self.strength = compact(strength)
+        self.strength_t = compact(strength.T)
         self.n_sides = n_sides
         self.n_bots = tables.n_bots
         self.n_tables = tables.n_tables
