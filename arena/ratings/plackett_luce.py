@@ -15,9 +15,10 @@ Teams are rated as in Bradley–Terry (a side is its members' mean, every member
 Anchoring, pools that never met and perfect records are handled as in `arena.ratings.fitting`.
 
 Vectorisation. Tables are grouped by their number of sides and tie pattern; each pattern's terms
-(the sets whose log-sum-exp enters the likelihood) are built once and applied to all its tables
-as a (terms × seats) index array, so value, gradient and Hessian-vector product are a handful of
-numpy operations over every table at once.
+(the sets whose log-sum-exp enters the likelihood) are built once and applied to all its tables.
+Terms of equal size form one (terms × size) array whose strengths come from a single sparse
+matrix product with the bot strengths (and whose gradient goes back through its transpose), so
+value, gradient and Hessian-vector product are a handful of numpy operations over every table.
 """
 
 from __future__ import annotations
@@ -66,8 +67,7 @@ class PlackettLuceObjective(Objective):
         by_rank = np.lexsort((tables.side_rank, tables.side_table()))
         # Numerator: every side's own strength once, less the singleton terms (which cancel it).
         coefficient = np.zeros(n_sides)
-        width = int(sizes.max()) if len(sizes) else 0
-        term_sides, term_weight = [], []
+        by_width: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
         for n in np.unique(sizes[sizes >= 2]):
             start = tables.side_start[:-1][sizes == n]
             ordered = by_rank[start[:, None] + np.arange(n)]
@@ -80,49 +80,53 @@ class PlackettLuceObjective(Objective):
                     if len(positions) == 1:
                         np.add.at(coefficient, these[:, positions[0]], -weight)
                         continue
-                    padded = np.full((len(these), width), n_sides)  # n_sides: a -inf dummy
-                    padded[:, :len(positions)] = these[:, list(positions)]
-                    term_sides.append(padded)
-                    term_weight.append(np.full(len(these), weight))
-        self.term_sides = (np.concatenate(term_sides) if term_sides
-                           else np.zeros((0, max(width, 1)), dtype=np.int64))
-        self.term_weight = np.concatenate(term_weight) if term_weight else np.zeros(0)
-        self.coefficient = coefficient
+                    sides, weights = by_width.setdefault(len(positions), ([], []))
+                    sides.append(these[:, list(positions)])
+                    weights.append(np.full(len(these), weight))
         strength = tables.unit_strength[tables.side_unit]
-        self.strength = compact(strength)
-        self.strength_t = compact(strength.T)
-        self.n_sides = n_sides
+        # The numerator is linear in the bot strengths.
+        self.linear = np.asarray(strength.T @ coefficient).ravel()
+        # Per term width, one matrix from bot strengths to the strengths of every term's sides.
+        self.groups = []
+        for width, (sides, weights) in sorted(by_width.items()):
+            gather = strength[np.concatenate(sides).ravel()]
+            self.groups.append((width, compact(gather), compact(gather.T),
+                                np.concatenate(weights)))
         self.n_bots = tables.n_bots
         self.n_tables = tables.n_tables
-        self._softmax_at: tuple[bytes, np.ndarray] | None = None
+        self._softmax_at: tuple[bytes, list[np.ndarray]] | None = None
 
-    def _terms(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Side strengths, each term's log-sum-exp and softmax over its sides."""
-        x = self.strength @ theta
-        values = np.append(x, -np.inf)[self.term_sides]
-        top = values.max(axis=1, keepdims=True)
-        e = np.exp(values - top)
-        total = e.sum(axis=1, keepdims=True)
-        self._softmax_at = (theta.tobytes(), e / total)
-        return x, (top + np.log(total)).ravel(), self._softmax_at[1]
+    def _softmax(self, theta: np.ndarray) -> tuple[float, list[np.ndarray]]:
+        """Weighted sum of the terms' log-sum-exp, and each term's softmax over its sides."""
+        total, softmax = 0.0, []
+        for width, gather, _, weight in self.groups:
+            values = (gather @ theta).reshape(-1, width)
+            top = values.max(axis=1, keepdims=True)
+            e = np.exp(values - top)
+            norm = e.sum(axis=1, keepdims=True)
+            total += float(weight @ (top + np.log(norm)).ravel())
+            softmax.append(e / norm)
+        self._softmax_at = (theta.tobytes(), softmax)
+        return total, softmax
 
     def value_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        x, lse, p = self._terms(theta)
-        value = self.term_weight @ lse - self.coefficient @ x
-        spread = np.bincount(self.term_sides.ravel(), (self.term_weight[:, None] * p).ravel(),
-                             minlength=self.n_sides + 1)[:self.n_sides]
-        return float(value), self.strength_t @ (spread - self.coefficient)
+        value, softmax = self._softmax(theta)
+        grad = -self.linear.copy()
+        for (_, _, scatter, weight), p in zip(self.groups, softmax):
+            grad += scatter @ (weight[:, None] * p).ravel()
+        return value - float(self.linear @ theta), grad
 
     def hessp(self, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
         if self._softmax_at is None or self._softmax_at[0] != theta.tobytes():
-            self._terms(theta)
-        p = self._softmax_at[1]
-        vs = np.append(self.strength @ v, 0.0)[self.term_sides]
-        centred = vs - np.sum(p * vs, axis=1, keepdims=True)
-        hx = np.bincount(self.term_sides.ravel(),
-                         (self.term_weight[:, None] * p * centred).ravel(),
-                         minlength=self.n_sides + 1)[:self.n_sides]
-        return self.strength_t @ hx
+            self._softmax(theta)
+        out = np.zeros(self.n_bots)
+        for (width, gather, scatter, weight), p in zip(self.groups, self._softmax_at[1]):
+            vs = (gather @ v).reshape(-1, width)
+            vs -= np.sum(p * vs, axis=1, keepdims=True)
+            vs *= p
+            vs *= weight[:, None]
+            out += scatter @ vs.ravel()
+        return out
 
 
 def fit_tables(tables: Tables, *, average: float = DEFAULT_RATING,
