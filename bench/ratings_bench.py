@@ -71,10 +71,12 @@ def _fit_speed(args: argparse.Namespace, rng: np.random.Generator):
     compiled = {}
 
     def bt():
+        """Compile and fit the 2-player games."""
         compiled["bt"] = compile_games(duels, names)
         return fit_bt(compiled["bt"])
 
     def pl():
+        """Compile and fit the 4-seat tables."""
         return fit_pl(compile_games(tables4, names))
 
     fitted = _timed(f"Bradley–Terry, {args.games:,} 2-player games, {args.bots:,} bots", 1.0, bt)
@@ -110,6 +112,7 @@ def _coverage(args: argparse.Namespace, rng: np.random.Generator) -> None:
 
 
 def main() -> None:
+    """Run every measurement with the command-line sizes."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=100_000)
     parser.add_argument("--bots", type=int, default=1_000)

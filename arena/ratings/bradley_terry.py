@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+from scipy import sparse
 from scipy.special import expit
 
 from arena.ratings.elo import DEFAULT_RATING
@@ -54,12 +55,20 @@ class BradleyTerryObjective(Objective):
         self._curvature_at: tuple[bytes, np.ndarray] | None = None
 
     def value_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Negative log-likelihood of the win matrix and its gradient."""
         d = self.difference @ theta
         value = np.sum(self.weight * np.logaddexp(0.0, -d) + (self.weight - self.points) * d)
         return float(value), self.difference_t @ (self.weight * expit(d) - self.points)
 
     def hessp(self, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Hessian times v: D' diag(n p (1 - p)) D v."""
         return self.difference_t @ (self._curvature(theta) * (self.difference @ v))
+
+    def hessian(self, theta: np.ndarray) -> np.ndarray:
+        """D' diag(n p (1 - p)) D, dense."""
+        weighted = self.difference_t @ sparse.diags(self._curvature(theta))
+        product = weighted @ self.difference
+        return product.toarray() if sparse.issparse(product) else np.asarray(product)
 
     def _curvature(self, theta: np.ndarray) -> np.ndarray:
         key = theta.tobytes()

@@ -183,9 +183,11 @@ def records(tables: Tables) -> Records:
     n = len(tables.side_rank)
 
     def per_bot(side_values: np.ndarray) -> np.ndarray:
+        """Sum a per-side count over each bot's sides."""
         return np.asarray(counts.T @ side_values).ravel()
 
     def tally(sides: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """How often each side appears among the masked pair members."""
         return np.bincount(sides[mask], minlength=n).astype(float)
 
     wins = tally(a, score == 1) + tally(b, score == 0)
@@ -277,6 +279,10 @@ class Objective:
         """Hessian of the negative log-likelihood times v."""
         raise NotImplementedError
 
+    def hessian(self, theta: np.ndarray) -> np.ndarray:
+        """The Hessian itself (dense), for standard errors."""
+        return np.column_stack([self.hessp(theta, e) for e in np.eye(self.n_bots)])
+
 
 class _Penalised:
     """The model plus the perfect-record prior and the gauge penalty, scaled per table."""
@@ -290,6 +296,7 @@ class _Penalised:
         self.gauge = self.scale / self.n ** 2
 
     def value_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Penalised negative log-likelihood per table and its gradient."""
         value, grad = self.model.value_grad(theta)
         grad = grad.copy()
         if len(self.prior):
@@ -304,6 +311,7 @@ class _Penalised:
         return value / self.scale, grad / self.scale
 
     def hessp(self, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Penalised Hessian per table times v."""
         hv = self.model.hessp(theta, v).copy()
         if len(self.prior):
             d = theta[self.prior] - theta.mean()
@@ -312,6 +320,16 @@ class _Penalised:
             hv -= h.sum() / self.n
         hv += self.gauge * v.sum()
         return hv / self.scale
+
+    def hessian(self, theta: np.ndarray) -> np.ndarray:
+        """Penalised Hessian (dense, not per table)."""
+        h = np.array(self.model.hessian(theta), dtype=float)
+        if len(self.prior):
+            d = theta[self.prior] - theta.mean()
+            jac = -np.full((len(self.prior), self.n), 1.0 / self.n)
+            jac[np.arange(len(self.prior)), self.prior] += 1.0
+            h += jac.T @ (PERFECT_RECORD_DRAWS * (expit(d) * expit(-d))[:, None] * jac)
+        return h + self.gauge
 
 
 def solve(model: Objective, prior: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
@@ -421,10 +439,6 @@ def covariance(fit: Fit) -> np.ndarray:
     n = len(fit.bots)
     cov = np.full((n, n), np.nan)
     for bots, model, prior in fit.models:
-        objective = _Penalised(model, prior)
-        theta = fit.theta[bots]
-        k = len(bots)
-        hessian = np.column_stack([objective.hessp(theta, e) for e in np.eye(k)]) * objective.scale
-        inv = np.linalg.pinv(hessian)
+        inv = np.linalg.pinv(_Penalised(model, prior).hessian(fit.theta[bots]))
         cov[np.ix_(bots, bots)] = inv / NATS_PER_ELO ** 2
     return cov

@@ -29,6 +29,7 @@ from itertools import combinations
 from math import comb
 
 import numpy as np
+from scipy import sparse
 
 from arena.ratings.elo import DEFAULT_RATING
 from arena.ratings.fitting import Fit, Objective, Tables, compact, compile_games, fit_pools
@@ -110,6 +111,7 @@ class PlackettLuceObjective(Objective):
         return total, softmax
 
     def value_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Negative log-likelihood of the finishing orders and its gradient."""
         value, softmax = self._softmax(theta)
         grad = -self.linear.copy()
         for (_, _, scatter, weight), p in zip(self.groups, softmax):
@@ -117,6 +119,7 @@ class PlackettLuceObjective(Objective):
         return value - float(self.linear @ theta), grad
 
     def hessp(self, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Hessian times v: each term adds w (diag(p) - p p') over its sides."""
         if self._softmax_at is None or self._softmax_at[0] != theta.tobytes():
             self._softmax(theta)
         out = np.zeros(self.n_bots)
@@ -126,6 +129,21 @@ class PlackettLuceObjective(Objective):
             vs *= p
             vs *= weight[:, None]
             out += scatter @ vs.ravel()
+        return out
+
+    def hessian(self, theta: np.ndarray) -> np.ndarray:
+        """The Hessian, dense: each term's w (diag(p) - p p') block mapped onto the bots."""
+        _, softmax = self._softmax(theta)
+        out = np.zeros((self.n_bots, self.n_bots))
+        for (width, gather, scatter, weight), p in zip(self.groups, softmax):
+            slot = np.arange(len(p) * width).reshape(-1, width)
+            rows = np.repeat(slot, width, axis=1).ravel()
+            cols = np.tile(slot, (1, width)).ravel()
+            block = weight[:, None, None] * (p[:, :, None] * np.eye(width)
+                                              - p[:, :, None] * p[:, None, :])
+            terms = sparse.csr_matrix((block.ravel(), (rows, cols)), shape=(slot.size, slot.size))
+            product = scatter @ terms @ gather
+            out += product.toarray() if sparse.issparse(product) else np.asarray(product)
         return out
 
 

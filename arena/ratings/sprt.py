@@ -62,6 +62,7 @@ def _tilted(freq: np.ndarray, shift: np.ndarray) -> np.ndarray:
     eps = 1e-12 * (hi - lo)
 
     def secular(x: float) -> float:
+        """Mean of the shift under the tilted distribution (zero at the root)."""
         return float(np.sum(freq * shift / (1.0 + x * shift)))
 
     x = brentq(secular, lo + eps, hi - eps, xtol=1e-15, rtol=1e-15, maxiter=500)
