@@ -220,6 +220,22 @@ def test_disconnected_pools_and_perfect_records_always_finite(spec):
         assert len(result.groups) == (2 if len(sides) == 2 else 0)
 
 
+
+@settings(max_examples=25, deadline=None)
+@given(order_games, st.lists(st.sampled_from("abcd"), min_size=1, max_size=6),
+       st.lists(st.sampled_from("abcd"), min_size=1, max_size=6))
+def test_perfect_records_get_finite_flagged_ratings(spec, beaten, beaten_by):
+    games = [table(i, ranks, list(bots)) for i, (bots, ranks) in enumerate(spec)]
+    games += [table(100 + i, [1, 2], ["champ", b]) for i, b in enumerate(beaten)]
+    games += [table(200 + i, [2, 1], ["dud", b]) for i, b in enumerate(beaten_by)]
+    for fit in (bradley_terry, plackett_luce):
+        result = fit(games)
+        assert np.all(np.isfinite(result.ratings))
+        assert result.flags["champ"] == "all wins"
+        assert result.flags["dud"] == "all losses"
+        r = result.rating_of()
+        assert r["champ"] > r["dud"]
+
 # --- Bootstrap -----------------------------------------------------------------------------
 
 from arena.ratings.bootstrap import bootstrap, intervals, resample, simulate, tie_rates  # noqa: E402

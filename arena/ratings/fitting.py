@@ -11,13 +11,14 @@ is fitted on its own and centred on the average: ratings of two pools that never
 compared, so they are reported as separate `groups` rather than fitted as one.
 
 Perfect records. The maximum-likelihood ratings are finite only if, within a pool, every set of
-bots has scored at least half a point against the rest and conceded one to it (the "scored
-against" digraph is strongly connected). When it is not, the bots of the strongly connected sets
+bots has both scored against the rest and conceded to it (a draw counts both ways): the "scored
+against" digraph is strongly connected. When it is not, the bots of the strongly connected sets
 that never lost to the rest (sources) or those of the sets that never beat it (sinks), whichever
 are fewer (both when as many), each get PERFECT_RECORD_DRAWS virtual draws against a virtual
 opponent at the pool's mean: a weak prior that makes every rating finite (pinning all sources, or
-all sinks, bounds everyone between them) and leaves every well-determined pool untouched. Those bots are flagged "all wins" /
-"all losses" (their own record is perfect) or "no losses vs rest" / "no wins vs rest".
+all sinks, bounds everyone between them) and leaves every well-determined pool untouched. Every
+bot with a perfect record is flagged "all wins" / "all losses"; other bots that got the prior,
+"no losses vs rest" / "no wins vs rest".
 
 Solver. The negative log-likelihood is convex; its value, gradient and Hessian-vector product are
 vectorised with numpy and handed to scipy's Newton trust-region solver (`trust-ncg`). The
@@ -425,12 +426,14 @@ def _flags(recs: Records, never_lost: np.ndarray, never_won: np.ndarray,
             flags[i] = "no games"
         elif pool[i] < 0:
             flags[i] = "no opponents"
+        elif recs.wins[i] > 0 and recs.draws[i] == 0 and recs.losses[i] == 0:
+            flags[i] = "all wins"
+        elif recs.losses[i] > 0 and recs.draws[i] == 0 and recs.wins[i] == 0:
+            flags[i] = "all losses"
         elif never_lost[i]:
-            perfect = recs.draws[i] == 0 and recs.losses[i] == 0
-            flags[i] = "all wins" if perfect else "no losses vs rest"
+            flags[i] = "no losses vs rest"
         elif never_won[i]:
-            perfect = recs.draws[i] == 0 and recs.wins[i] == 0
-            flags[i] = "all losses" if perfect else "no wins vs rest"
+            flags[i] = "no wins vs rest"
     return flags
 
 
