@@ -7,7 +7,9 @@ import random
 import pytest
 from hypothesis import given, strategies as st
 
-from arena.ratings import Side, elo, elo_deltas, expected_score
+from arena.errors import ConfigError
+from arena.ratings import (DEFAULT_K, DEFAULT_RATING, METHODS, Side, default_method, elo,
+                           elo_deltas, expected_score, rate)
 
 
 def game(ordinal, *ranks, teams=None, bots="abcd"):
@@ -72,9 +74,6 @@ def test_expected_scores_sum_to_one(a, b):
 
 
 # --- rate(): the front door ---------------------------------------------------------------
-
-from arena.errors import ConfigError  # noqa: E402
-from arena.ratings import DEFAULT_K, DEFAULT_RATING, METHODS, default_method, rate  # noqa: E402
 
 ROW_KEYS = ["bot", "rating", "lo", "hi", "games", "wins", "draws", "losses", "points",
             "score_pct", "flag"]
@@ -143,7 +142,8 @@ def test_rate_without_bootstrap_has_no_interval_but_a_los_from_the_curvature():
 
 
 def test_rate_reports_pools_that_never_met_and_anchors():
-    games = duels() + [game(100 + i, 1, 2, bots="xy") for i in range(3)] + [game(200, 2, 1, bots="xy")]
+    games = (duels() + [game(100 + i, 1, 2, bots="xy") for i in range(3)]
+             + [game(200, 2, 1, bots="xy")])
     for method in METHODS:
         result = rate(games, method, samples=0)
         assert sorted(map(sorted, result.groups)) == [["a", "b", "c", "d"], ["x", "y"]]

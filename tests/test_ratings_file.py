@@ -24,7 +24,8 @@ def test_parses_players_ranks_ties_teams_and_groups(tmp_path):
 
 
 @pytest.mark.parametrize("line,problem", [
-    ('{"players": ["A", "B", "C", "D"], "ranks": [1, 2, 3]}', '"ranks" has 3 entries for 4 players'),
+    ('{"players": ["A", "B", "C", "D"], "ranks": [1, 2, 3]}',
+     '"ranks" has 3 entries for 4 players'),
     ('{"players": ["A", "B"], "ranks": [1, 2]', "not valid JSON"),
     ('["A", "B"]', "expected a JSON object"),
     ('{"ranks": [1, 2]}', 'missing "players"'),

@@ -1,4 +1,4 @@
-"""Bradley–Terry and Plackett–Luce: exact values, ties, teams, pools, perfect records, anchoring."""
+"""Bradley–Terry, Plackett–Luce and bootstrap: exact values, ties, teams, pools, coverage."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from arena.errors import ConfigError
+from arena.ratings.bootstrap import bootstrap, intervals, resample, simulate, tie_rates
 from arena.ratings.bradley_terry import bradley_terry
+from arena.ratings.bradley_terry import fit_tables as fit_bt
+from arena.ratings.fitting import compile_games
+from arena.ratings.plackett_luce import fit_tables as fit_pl
 from arena.ratings.plackett_luce import plackett_luce
 
 
@@ -237,12 +241,6 @@ def test_perfect_records_get_finite_flagged_ratings(spec, beaten, beaten_by):
         assert r["champ"] > r["dud"]
 
 # --- Bootstrap -----------------------------------------------------------------------------
-
-from arena.ratings.bootstrap import bootstrap, intervals, resample, simulate, tie_rates  # noqa: E402
-from arena.ratings.bradley_terry import fit_tables as fit_bt  # noqa: E402
-from arena.ratings.fitting import compile_games  # noqa: E402
-from arena.ratings.plackett_luce import fit_tables as fit_pl  # noqa: E402
-
 
 def simulated_event(rng, n_bots, seats, draw_rate=0.2, rounds=2):
     """A round robin (2 seats) or random 4-seat tables among bots of known strength."""

@@ -74,7 +74,8 @@ def _elo_result(games: list[dict], tables, bots: list[str], k: float,
              "score_pct": r["score_pct"], "flag": "no games" if r["games"] == 0 else None}
             for r in table]
     pool = pools(tables)
-    groups = [[tables.bots[i] for i in np.flatnonzero(pool == p)] for p in range(pool.max() + 1)]
+    n_pools = int(pool.max()) + 1 if len(pool) else 0
+    groups = [[tables.bots[i] for i in np.flatnonzero(pool == p)] for p in range(n_pools)]
     return RatingResult("elo", rows, groups if len(groups) > 1 else [], history, {})
 
 

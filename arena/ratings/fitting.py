@@ -52,7 +52,7 @@ class Tables:
     """Games compiled to arrays: tables are runs of sides, sides are units of member bots."""
 
     bots: tuple[str, ...]
-    side_start: np.ndarray  # (n_tables + 1,) offsets: table t has sides side_start[t]:side_start[t+1]
+    side_start: np.ndarray  # (n_tables + 1,) offsets: sides of table t start at side_start[t]
     side_rank: np.ndarray  # (n_sides,) finishing rank, 1 = best
     side_unit: np.ndarray  # (n_sides,) row of unit_members
     unit_members: sparse.csr_matrix  # (n_units, n_bots) member counts of each side composition
@@ -249,7 +249,7 @@ def unbounded(tables: Tables, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     # Pinning either every source set or every sink set to the pool mean bounds the whole pool
     # (every other bot lies between them along the "scored against" edges), so the prior goes on
     # the side with fewer bots, both when equal: it touches as few ratings as it can.
-    for p in range(pool.max() + 1):
+    for p in range(int(pool.max()) + 1 if len(pool) else 0):
         mine = pool == p
         sources, sinks = np.sum(never_lost & mine), np.sum(never_won & mine)
         if sources < sinks:
@@ -370,7 +370,7 @@ def fit_pools(tables: Tables, method: str, model_of: Callable[[Tables], Objectiv
     models = []
     sizes = tables.sides_per_table()
     first_bot = _first_bot_of_tables(tables)
-    n_pools = pool.max() + 1
+    n_pools = int(pool.max()) + 1 if len(pool) else 0
     for p in range(n_pools):
         bots = np.flatnonzero(pool == p)
         if n_pools == 1:
@@ -392,11 +392,10 @@ def fit_pools(tables: Tables, method: str, model_of: Callable[[Tables], Objectiv
     ratings[pool < 0] = average
     if anchor is not None:
         name, value = anchor
-        if name not in tables.bots:
-            raise ConfigError(f"anchor bot {name!r} has no games")
-        i = tables.bots.index(name)
-        same = pool == pool[i] if pool[i] >= 0 else np.arange(tables.n_bots) == i
-        ratings[same] += value - ratings[i]
+        i = tables.bots.index(name) if name in tables.bots else -1
+        if i < 0 or pool[i] < 0:
+            raise ConfigError(f"anchor bot {name!r} has no rated games")
+        ratings[pool == pool[i]] += value - ratings[i]
     recs = records(tables)
     flags = {tables.bots[i]: text
              for i, text in _flags(recs, never_lost, never_won, pool).items()}

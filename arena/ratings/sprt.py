@@ -48,7 +48,8 @@ def _distribution(counts: Sequence[float]) -> tuple[float, np.ndarray, np.ndarra
     """(total, outcome scores in [0, 1], frequencies), zero counts regularised."""
     counts = np.asarray(counts, dtype=float)
     if len(counts) not in (3, 5):
-        raise ValueError(f"SPRT counts need 3 (L, D, W) or 5 (pentanomial) entries, got {len(counts)}")
+        raise ValueError("SPRT counts need 3 (L, D, W) or 5 (pentanomial) entries, "
+                         f"got {len(counts)}")
     if np.any(counts < 0):
         raise ValueError("SPRT counts cannot be negative")
     counts = np.where(counts == 0, 1e-3, counts)

@@ -26,7 +26,7 @@ Z95 = float(ndtri(0.975))  # 1.959963984540054
 
 
 def los(wins: float, losses: float) -> float:
-    """Likelihood of superiority from wins and losses: 0.5 * (1 + erf((w - l) / sqrt(2 (w + l))))."""
+    """Likelihood of superiority: 0.5 * (1 + erf((w - l) / sqrt(2 (w + l))))."""
     if wins + losses <= 0:
         return 0.5
     return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * (wins + losses))))
@@ -41,7 +41,8 @@ def score_to_elo(score: float) -> float:
     return -400.0 * math.log10(1.0 / score - 1.0)
 
 
-def _elo_with_margin(scores: Sequence[float], counts: Sequence[float]) -> tuple[float, float, float]:
+def _elo_with_margin(scores: Sequence[float],
+                     counts: Sequence[float]) -> tuple[float, float, float]:
     """Elo of the mean score and its symmetric 95 % interval, from a score distribution."""
     counts = np.asarray(counts, dtype=float)
     scores = np.asarray(scores, dtype=float)
@@ -57,12 +58,12 @@ def _elo_with_margin(scores: Sequence[float], counts: Sequence[float]) -> tuple[
 
 
 def elo_diff_trinomial(wins: float, draws: float, losses: float) -> tuple[float, float, float]:
-    """(Elo difference, low, high) of the 95 % interval from wins, draws and losses, as cutechess."""
+    """(Elo difference, low, high) of the 95 % interval from W/D/L counts, as cutechess."""
     return _elo_with_margin([1.0, 0.5, 0.0], [wins, draws, losses])
 
 
 def elo_diff_pentanomial(counts: Sequence[float]) -> tuple[float, float, float]:
-    """(Elo difference, low, high) from pair counts scoring 0, 0.5, 1, 1.5, 2 points, as fastchess."""
+    """(Elo difference, low, high) from pair counts scoring 0, 0.5, 1, 1.5, 2, as fastchess."""
     if len(counts) != 5:
         raise ValueError(f"pentanomial counts need 5 entries, got {len(counts)}")
     return _elo_with_margin([0.0, 0.25, 0.5, 0.75, 1.0], counts)
