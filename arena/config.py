@@ -16,6 +16,8 @@ from arena.players.base import BotSpec
 from arena.players.launch import SANDBOXES
 from arena.players.limits import LimitOverrides, as_overrides, resolve_limits
 from arena.protocol import DEFAULT_GRACE_MS, TimeControl
+from arena.ratings import DEFAULT_K, DEFAULT_RATING
+from arena.ratings.bootstrap import DEFAULT_SAMPLES
 
 
 class _Strict(BaseModel):
@@ -75,8 +77,11 @@ class TimeConfig(_Strict):
 class RatingConfig(_Strict):
     """Rating settings."""
 
-    k: float = Field(default=32.0, gt=0)
-    initial: float = 1500.0
+    k: float = Field(default=DEFAULT_K, gt=0, description="Elo's K factor.")
+    initial: float = Field(default=DEFAULT_RATING,
+                           description="Elo's starting rating and the fitted pool's average.")
+    samples: int = Field(default=DEFAULT_SAMPLES, ge=0, le=10_000,
+                         description="Bootstrap samples for the 95 % intervals (0: none).")
 
 
 STAGE_KEYS = frozenset({

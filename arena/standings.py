@@ -401,3 +401,49 @@ def overall_standings(stages: Sequence[tuple[str, list[StandingRow] | None, Sequ
             game_points=float(games[entry]), best_rank=best[entry],
             stages=tuple(per_stage[entry])))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Crosstables
+
+
+@dataclass(frozen=True)
+class CrossCell:
+    """One bot's pairwise record against one opponent: wins, draws, losses, points, games."""
+
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def games(self) -> int:
+        """Pairwise games between the two."""
+        return self.wins + self.draws + self.losses
+
+    @property
+    def points(self) -> float:
+        """Wins plus half the draws."""
+        return self.wins + self.draws / 2
+
+
+def crosstable(games: Iterable[dict], bots: Sequence[str]) -> dict[str, dict[str, CrossCell]]:
+    """Every bot's pairwise record against every other, from games' finishing ranks.
+
+    A game of N sides gives each pair of sides in it one pairwise result (the better rank wins,
+    equal ranks draw); partners are not each other's opponents. Bots without games still get
+    their row (all zero), so the table is square over `bots` plus any bot seen in a game.
+    """
+    tally: dict[tuple[str, str], list[int]] = {}
+    order = list(dict.fromkeys(bots))
+    for game in games:
+        seats = game["seats"]
+        for a in seats:
+            if a["bot"] not in order:
+                order.append(a["bot"])
+            for b in seats:
+                if a["bot"] == b["bot"] or a["team"] == b["team"]:
+                    continue
+                cell = tally.setdefault((a["bot"], b["bot"]), [0, 0, 0])
+                cell[0 if a["rank"] < b["rank"] else 1 if a["rank"] == b["rank"] else 2] += 1
+    return {a: {b: CrossCell(*tally.get((a, b), (0, 0, 0))) for b in order if b != a}
+            for a in order}

@@ -23,7 +23,7 @@ import sqlite_utils
 
 from arena.errors import LeaseError, StoreError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 LEASE_STALE_S = 60.0  # a lease whose heartbeat is older than this belongs to a dead driver
 ERROR_KEEP = 16 * 1024  # characters of a runner error's traceback kept per attempt
 
@@ -425,6 +425,61 @@ class Store:
             "tournament_id = ? and stage = ? and method = ?", [tournament_id, stage, method],
             order_by="rating desc, bot"))
 
+    def rating_methods(self, tournament_id: int, stage: int = 1) -> list[str]:
+        """The methods a stage has stored ratings for."""
+        return [r[0] for r in self.db.execute(
+            "select distinct method from ratings where tournament_id = ? and stage = ? "
+            "order by method", [tournament_id, stage])]
+
+    def save_pooled_ratings(self, scope_kind: str, scope_id: str, method: str,
+                            rows: list[dict]) -> None:
+        """Replace one pooled leaderboard (e.g. every game of a game) for one method."""
+        stamp = now()
+        with self.transaction():
+            self.db.conn.execute(
+                "delete from pooled_ratings where scope_kind = ? and scope_id = ? and method = ?",
+                [scope_kind, scope_id, method])
+            self._insert("pooled_ratings", (
+                {"scope_kind": scope_kind, "scope_id": scope_id, "method": method,
+                 "computed_at": stamp, **row} for row in rows))
+
+    def pooled_ratings(self, scope_kind: str, scope_id: str, method: str) -> list[dict]:
+        """A stored pooled leaderboard, best first."""
+        return list(self.db["pooled_ratings"].rows_where(
+            "scope_kind = ? and scope_id = ? and method = ?", [scope_kind, scope_id, method],
+            order_by="rating desc, bot, version"))
+
+    def pooled_games(self, game: str, since: str | None = None) -> tuple[list[dict], dict[str, dict]]:
+        """Every finished game of `game` across tournaments, its seats keyed by bot version.
+
+        Returns (games, versions): each seat's `bot` is a version key (`name@version`, or the
+        name when the version is empty) and versions maps each key to its bot row (id, name,
+        version) plus `last_played`. Games of error matches are never stored, so none is counted.
+        """
+        where, args = "g.game = ?", [game]
+        if since is not None:
+            where, args = where + " and g.recorded_at >= ?", args + [since]
+        games: dict[str, dict] = {}
+        versions: dict[str, dict] = {}
+        for row in self.db.query(
+            "select g.id, g.tournament_id, g.ordinal, g.match_id, g.deal, g.recorded_at, s.bot, "
+            "s.team, s.rank, b.id as bot_id, b.name, b.version from games g "
+            "join game_seats s on s.game_id = g.id "
+            "join tournament_bots t on t.tournament_id = g.tournament_id "
+            "join bots b on b.id = t.bot_id and b.name = s.bot "
+            f"where {where} order by g.tournament_id, g.ordinal, s.seat", args
+        ):
+            key = f"{row['name']}@{row['version']}" if row["version"] else row["name"]
+            seen = versions.setdefault(key, {"bot_id": row["bot_id"], "bot": row["name"],
+                                             "version": row["version"], "last_played": ""})
+            seen["last_played"] = max(seen["last_played"], row["recorded_at"] or "")
+            game_row = games.setdefault(row["id"], {
+                "id": row["id"], "ordinal": len(games), "seats": [],
+                "group": (row["match_id"], row["deal"]),
+            })
+            game_row["seats"].append({"bot": key, "team": row["team"], "rank": row["rank"]})
+        return list(games.values()), versions
+
     def failures(self, tournament_id: int) -> list[dict]:
         """The forfeited games of a tournament, with reason and evidence."""
         return list(self.db.query(
@@ -713,4 +768,24 @@ def _migration_3(store: Store) -> None:
     store.db["bots"].create_index(["content_hash"])
 
 
-MIGRATIONS = {1: _migration_1, 2: _migration_2, 3: _migration_3}
+def _migration_4(store: Store) -> None:
+    """Ratings of every method with their 95 % intervals; pooled leaderboards per game."""
+    db, sql = store.db, store.db.conn.execute
+    for column, kind in (("lo", "real"), ("hi", "real"), ("flag", "text"), ("bot_id", "integer")):
+        sql(f"alter table ratings add column {column} {kind}")
+    sql("update ratings set bot_id = (select t.bot_id from tournament_bots t join bots b "
+        "on b.id = t.bot_id where t.tournament_id = ratings.tournament_id and b.name = ratings.bot)")
+    # A leaderboard pools every game of one game (scope_kind "game") or, later, of a ladder.
+    db.create_table(
+        "pooled_ratings",
+        {"scope_kind": str, "scope_id": str, "method": str, "bot_id": int, "bot": str,
+         "version": str, "rating": float, "lo": float, "hi": float, "games": int, "wins": float,
+         "draws": float, "losses": float, "points": float, "score_pct": float, "flag": str,
+         "last_played": str, "computed_at": str},
+        pk=("scope_kind", "scope_id", "method", "bot_id"),
+        foreign_keys=[("bot_id", "bots", "id")],
+    )
+    db["games"].create_index(["game", "recorded_at"])
+
+
+MIGRATIONS = {1: _migration_1, 2: _migration_2, 3: _migration_3, 4: _migration_4}

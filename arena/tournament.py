@@ -27,7 +27,9 @@ from arena.events import EventPlan, StagePlan, match_spec, plan_event
 from arena.executors import Executor, choose_executor, make_executor
 from arena.match import MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
-from arena.ratings import elo
+from arena.ratings import DEFAULT_K, DEFAULT_RATING, default_method, rate
+from arena.ratings.bootstrap import DEFAULT_SAMPLES
+from arena.rating_reports import pool_flags
 from arena.scheduling import History, MatchScore, Round
 from arena.standings import deal_scores, score_match, score_of_row
 from arena.store import Lease, MatchRecord, Store
@@ -400,9 +402,10 @@ class Driver:
             self._buffer = []
 
     def _update_ratings(self, stage: StagePlan) -> None:
-        update_ratings(self.store, self.tid, stage.number, self.plan.config.rating.k,
-                       self.plan.config.rating.initial,
-                       bots=[self.plan.bots[e].name for e in stage.entrants])
+        rating = self.plan.config.rating
+        update_ratings(self.store, self.tid, stage.number, rating.k, rating.initial,
+                       bots=[self.plan.bots[e].name for e in stage.entrants],
+                       samples=rating.samples, seed=self.plan.config.seed)
 
 
 class _StageState:
@@ -466,10 +469,25 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else "(no traceback)"
 
 
-def update_ratings(store: Store, tournament_id: int, stage: int = 1, k: float = 32.0,
-                   initial: float = 1500.0, bots: list[str] | None = None) -> list[dict]:
-    """Recompute a stage's Elo from its stored games (in ordinal order) and store it."""
-    table, history = elo(store.game_results(tournament_id, stage), k=k, initial=initial,
-                         bots=bots if bots is not None else store.bot_ids(tournament_id))
-    store.save_ratings(tournament_id, "elo", table, history, stage=stage)
-    return table
+def update_ratings(store: Store, tournament_id: int, stage: int = 1, k: float = DEFAULT_K,
+                   initial: float = DEFAULT_RATING, bots: list[str] | None = None,
+                   samples: int = DEFAULT_SAMPLES, seed: int = 0) -> list[dict]:
+    """Recompute a stage's ratings from its stored games and store them; the Elo table.
+
+    Two methods are kept: Elo (in ordinal order, for continuity) and the maximum-likelihood fit
+    (Bradley–Terry for 2 sides, Plackett–Luce otherwise) with bootstrap intervals, which resample
+    a duplicate deal's rotations together. Recomputing gives the same rows (fixed seed).
+    """
+    games = store.game_results(tournament_id, stage)
+    for game in games:
+        game["group"] = (game["match_id"], game["deal"])
+    names = bots if bots is not None else list(store.bot_ids(tournament_id))
+    ids = store.bot_ids(tournament_id)
+    results = [rate(games, "elo", bots=names, k=k, initial=initial)]
+    if games:
+        results.append(rate(games, default_method(games), bots=names, average=initial,
+                            samples=samples, seed=seed))
+    for result in results:
+        rows = [{**row, "bot_id": ids.get(row["bot"])} for row in pool_flags(result).rows]
+        store.save_ratings(tournament_id, result.method, rows, result.history, stage=stage)
+    return results[0].rows

@@ -19,11 +19,13 @@ def test_run_then_ratings_and_failures(tmp_path):
     assert out.exit_code == 0, out.output
     assert "xeri_heuristic" in out.output and "12 games in 3 matches" in out.output
     out = runner.invoke(app, ["ratings", "--db", str(db), "--format", "json"])
-    rows = json.loads(out.output)
-    assert [r["rank"] for r in rows] == [1, 2, 3]
+    table = json.loads(out.output)
+    rows = table["rows"]
+    assert table["method"] == "bt" and [r["rank"] for r in rows] == [1, 2, 3]
     assert sum(r["games"] for r in rows) == 2 * 12
     out = runner.invoke(app, ["ratings", "--db", str(db), "--format", "csv"])
-    assert out.output.splitlines()[0] == "rank,bot,rating,games,wins,draws,losses,score_pct"
+    assert out.output.splitlines()[0] == ("rank,bot,version,rating,lo,hi,minus,plus,games,wins,"
+                                          "draws,losses,points,score_pct,flag")
     out = runner.invoke(app, ["replay", "t1-st1-r1-m1-d0-s0", "--db", str(db)])
     assert out.exit_code == 0, out.output
     assert "48 moves replayed" in out.output  # one Xeri round: 48 hand cards

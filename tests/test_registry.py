@@ -191,7 +191,7 @@ def test_a_config_naming_registry_bots_runs_from_the_snapshots(tmp_path):
     # `show` sees the games, the tournament and the ratings of that version.
     info = Registry(db).show("rb@1")["versions"][0]
     assert info["tournaments"] == 1 and info["games_played"] == 4
-    assert {r["method"] for r in info["ratings"]} == {"elo"}
+    assert {r["method"] for r in info["ratings"]} == {"elo", "bt"}
 
 
 def test_two_versions_of_one_bot_play_each_other_under_their_own_names(tmp_path):

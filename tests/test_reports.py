@@ -464,14 +464,14 @@ def test_event_show_puts_the_overall_standing_first_and_marks_left_out(tmp_path)
     assert [s["stage"] for s in single["stages"]] == [2]
 
 
-def test_run_prints_standings_elo_and_escapes_names(tmp_path):
+def test_run_prints_standings_ratings_and_escapes_names(tmp_path):
     db = tmp_path / "a.db"
     out = runner.invoke(app, ["run", str(write(tmp_path / "rr.toml", ROUND_ROBIN)), "--db", str(db),
                               "--executor", "serial", "-q"])
     assert out.exit_code == 0, out.output
     text = out.output
-    assert "standings" in text and "Elo" in text
-    assert text.index("standings") < text.index("Elo")
+    assert "standings" in text and "ratings" in text and "Bradley–Terry" in text
+    assert text.index("standings") < text.index("ratings")
     assert "[red]x" in text and "=cmd" in text
     header = next(line for line in text.splitlines() if "pts" in line and "bot" in line)
     assert header.split()[-4:] == ["DE", "┃", "SB", "┃"]  # a round robin's first tie-breaks
@@ -484,7 +484,7 @@ def test_event_run_summary_ends_with_the_overall_standing(tmp_path):
     assert out.exit_code == 0, out.output
     text = out.output
     assert text.index("stage 1 x") < text.index("stage 2 cf") < text.index("overall standing")
-    assert text.count("— Elo (tournament 1") == 2
+    assert text.count("— ratings (tournament 1") == 2
 
 
 def test_reports_on_an_empty_database(tmp_path):

@@ -90,6 +90,7 @@ def test_a_version_1_database_migrates_in_place_keeping_its_records(tmp_path):
     store = Store(path)
     assert store.db["meta"].get("schema_version")["value"] == str(store_module.SCHEMA_VERSION)
     assert store.ratings(1)[0]["rating"] == 1510.0  # now keyed by stage 1
+    assert store.ratings(1)[0]["bot_id"] == 1 and store.ratings(1)[0]["lo"] is None  # v4
     assert [s["game"] for s in store.stages(1)] == ["xeri"]
     assert store.stages(1)[0]["entrants"] == [0]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from enum import Enum
 from pathlib import Path
@@ -40,6 +41,15 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(value: object) -> str:
+    """Untrusted text made safe for a terminal: rich markup escaped, control characters shown as \\xNN."""
+    text = _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value or ""))
+    return escape(text)
+
+
 def open_store(db: Path):
     """The existing database at `db`; ConfigError when there is none (nothing is created)."""
     from arena.store import Store
@@ -49,25 +59,78 @@ def open_store(db: Path):
     return Store(db)
 
 
-def print_ratings(rows: list[dict], title: str, fmt: OutputFormat) -> None:
-    """Print a rating table as a rich table, CSV or JSON."""
-    cols = ["rank", "bot", "rating", "games", "wins", "draws", "losses", "score_pct"]
-    ranked = [{"rank": i + 1, **r} for i, r in enumerate(rows)]
+METHOD_LABELS = {"elo": "Elo", "bt": "Bradley–Terry", "pl": "Plackett–Luce"}
+_RATING_FIELDS = ("rank", "bot", "version", "rating", "lo", "hi", "minus", "plus", "games", "wins",
+                  "draws", "losses", "points", "score_pct", "flag")
+
+
+def _whole(x):
+    """A count as an int when it is whole (CSV/JSON show 3, not 3.0)."""
+    return int(x) if isinstance(x, float) and x.is_integer() else x
+
+
+def rating_records(rows: list[dict], tiebreaks: tuple[str, ...] = ()) -> list[dict]:
+    """Rating rows as exported (CSV/JSON): ranked, with −/+ margins and whole counts as ints."""
+    out = []
+    for i, r in enumerate(rows, 1):
+        lo, hi = r.get("lo"), r.get("hi")
+        rec = {"rank": r.get("rank", i), "bot": r["bot"], "version": r.get("version", ""),
+               "rating": r["rating"], "lo": lo, "hi": hi,
+               "minus": None if lo is None else round(r["rating"] - lo, 1),
+               "plus": None if hi is None else round(hi - r["rating"], 1),
+               "games": r["games"], "wins": _whole(r["wins"]), "draws": _whole(r["draws"]),
+               "losses": _whole(r["losses"]), "points": _whole(r.get("points", 0.0)),
+               "score_pct": r["score_pct"], "flag": r.get("flag")}
+        rec.update({t: _whole(r.get(t)) for t in tiebreaks})
+        out.append(rec)
+    return out
+
+
+def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str = "elo",
+                  tiebreaks: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> None:
+    """Print a rating table (rank, bot, version, rating −/+, games, W/D/L, score %, tie-breaks)."""
+    records = rating_records(rows, tiebreaks)
+    for rec, row in zip(records, rows):
+        rec.update({k: row.get(k) for k in extra})
+    fields = [*_RATING_FIELDS, *tiebreaks, *extra]
     if fmt is OutputFormat.json:
-        print(json.dumps([{c: r[c] for c in cols} for r in ranked], indent=2))
+        print(json.dumps({"method": method, "rows": records}, indent=2, ensure_ascii=False))
         return
     if fmt is OutputFormat.csv:
-        w = csv.DictWriter(sys.stdout, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(ranked)
+        from arena.reports import _safe_cell
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(fields)
+        writer.writerows([_safe_cell(r[f]) for f in fields] for r in records)
         return
-    table = Table(title=escape(title), title_justify="left")
-    for c, label in zip(cols, ["#", "bot", "Elo", "games", "W", "D", "L", "score %"]):
-        table.add_column(label, justify="left" if c == "bot" else "right")
-    for r in ranked:
-        table.add_row(str(r["rank"]), escape(r["bot"]), f"{r['rating']:.1f}", str(r["games"]),
-                      _num(r["wins"]), _num(r["draws"]), _num(r["losses"]), f"{r['score_pct']:.1f}")
+    intervals = any(r["lo"] is not None for r in records)
+    flags = any(r["flag"] for r in records)
+    label = METHOD_LABELS.get(method, method)
+    table = Table(title=escape(f"{title} — {label}"), title_justify="left")
+    columns = ["#", "bot (version)", "rating", *(["95 %"] if intervals else []), "games", "W-D-L",
+               "score %", *(t.replace("_", " ") for t in tiebreaks), *(e.replace("_", " ") for e in extra),
+               *(["note"] if flags else [])]
+    extra_labels = {e.replace("_", " ") for e in extra}
+    for c in columns:
+        left = c in ("bot (version)", "note", "95 %")
+        text = c in ("bot (version)", "note") or c in extra_labels
+        # Only text may wrap: numbers cut in two are misread.
+        table.add_column(c, justify="left" if left else "right", no_wrap=not text,
+                         overflow="fold")
+    for r in records:
+        who = printable(r["bot"]) + (f" ({printable(r['version'])})" if r["version"] else "")
+        cells = [str(r["rank"]), who, f"{r['rating']:.0f}"]
+        if intervals:
+            cells.append("" if r["minus"] is None else f"−{r['minus']:.0f} +{r['plus']:.0f}")
+        cells += [str(r["games"]), f"{_num(r['wins'])}-{_num(r['draws'])}-{_num(r['losses'])}",
+                  f"{r['score_pct']:.1f}", *(_num(r[t]) if r[t] is not None else "" for t in tiebreaks),
+                  *(printable(r[k]) for k in extra),
+                  *([printable(r["flag"])] if flags else [])]
+        table.add_row(*cells)
     console.print(table)
+    if any((r["flag"] or "").startswith("pool ") for r in records):
+        console.print("the field split into pools that never met: ratings compare only within "
+                      "a pool", highlight=False, markup=False)
 
 
 def _num(x: float) -> str:

@@ -1,32 +1,67 @@
-"""`arena ratings` and `arena failures`: a tournament's rating table and its forfeits."""
+"""Rating commands — `arena ratings`, `leaderboard`, `crosstable`, `h2h`, `sprt` — and `arena failures`."""
 
 from __future__ import annotations
 
 import csv
 import json
-import re
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.markup import escape
 
-from arena.cli._app import (DB_OPTION, TOURNAMENT_ARG, OutputFormat, app, console, fail, new_table,
-                            open_store, print_ratings)
+from arena import rating_reports
+from arena.cli._app import (DB_OPTION, TOURNAMENT_ARG, OutputFormat, _num, _whole, app, console,
+                            fail, new_table, open_store, print_ratings, printable)
 from arena.errors import ArenaError, ConfigError
+from arena.ratings import DEFAULT_RATING
+from arena.ratings.bootstrap import DEFAULT_SAMPLES
+from arena.ratings.sprt import MODELS
 from arena.reports import _safe_cell
+
+
+METHOD_OPTION = typer.Option("--method", "-m", help="elo, bt (Bradley–Terry) or pl (Plackett–Luce); "
+                             "default: the maximum-likelihood one for the games (bt for 2 seats).")
+SAMPLES_OPTION = typer.Option("--samples", min=0, max=10_000,
+                              help="Bootstrap samples for the 95 % intervals (0: none).")
 
 
 @app.command()
 def ratings(
-    tournament: Annotated[Optional[int], TOURNAMENT_ARG] = None,
+    target: Annotated[Optional[str], typer.Argument(
+        help="Tournament id (default: newest), or `fit` to rate a results file.")] = None,
+    file: Annotated[Optional[Path], typer.Argument(
+        help="With `fit`: a JSONL results file, one {\"players\": [...], \"ranks\": [...]} per line.")] = None,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     stage: Annotated[Optional[int], typer.Option(min=1, help="Only this stage (default: every stage).")] = None,
+    method: Annotated[Optional[str], METHOD_OPTION] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    anchor: Annotated[Optional[str], typer.Option(
+        help="With `fit`: NAME=RATING fixes that player's rating (instead of the pool average).")] = None,
+    average: Annotated[float, typer.Option(help="With `fit`: the pool's average rating.")] = DEFAULT_RATING,
+    samples: Annotated[int, SAMPLES_OPTION] = DEFAULT_SAMPLES,
+    seed: Annotated[int, typer.Option(help="With `fit`: the bootstrap's seed.")] = 0,
 ) -> None:
-    """Print a tournament's rating table (one per stage of an event)."""
+    """Print a tournament's rating table (one per stage), or `arena ratings fit FILE` to rate any results."""
+    if target == "fit":
+        if file is None:
+            fail(ConfigError("ratings fit: give the results file, e.g. `arena ratings fit results.jsonl`"))
+        try:
+            result = rating_reports.fit_file(file, method, anchor, average, samples, seed)
+        except ArenaError as exc:
+            fail(exc)
+        print_ratings(result.rows, f"{file.name}", format, result.method)
+        return
+    if file is not None:
+        fail(ConfigError(f"unexpected argument {str(file)!r} (only `fit` takes a file)"))
     try:
+        tournament = None
+        if target is not None:
+            try:
+                tournament = int(target)
+            except ValueError:
+                raise ConfigError(f"expected a tournament id or `fit`, got {target!r}") from None
         store = open_store(db)
         t = store.tournament(tournament)
         stages = store.stages(t["id"])
@@ -34,19 +69,190 @@ def ratings(
             stages = [s for s in stages if s["stage"] == stage]
             if not stages:
                 raise ConfigError(f"--stage: tournament {t['id']} has no stage {stage}")
-        tables = [(s, store.ratings(t["id"], stage=s["stage"])) for s in stages]
+        tables = [(s, rating_reports.tournament_ratings(store, t["id"], s["stage"], method))
+                  for s in stages]
     except ArenaError as exc:
         fail(exc)
-    for s, rows in tables:
+    for s, table in tables:
         where = f"stage {s['stage']} {s['name']}, " if len(stages) > 1 or stage else ""
-        print_ratings(rows, f"{t['name']} — {s['game']} ({where}tournament {t['id']}, {t['status']})",
-                      format)
+        print_ratings(table["rows"], f"{t['name']} — {s['game']} ({where}tournament {t['id']}, "
+                      f"{t['status']})", format, table["method"], table["tiebreaks"])
+
+
+@app.command()
+def leaderboard(
+    game: Annotated[str, typer.Argument(help="Game name (see `arena games`).")],
+    db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+    since: Annotated[Optional[str], typer.Option(
+        help="Only games recorded at or after this ISO date/time, e.g. 2026-11-01.")] = None,
+    method: Annotated[Optional[str], METHOD_OPTION] = None,
+    samples: Annotated[int, SAMPLES_OPTION] = DEFAULT_SAMPLES,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+) -> None:
+    """One game's leaderboard: every recorded game of it, across tournaments, rated per bot version."""
+    try:
+        if since is not None:
+            since = _iso(since)
+        board = rating_reports.leaderboard(open_store(db), game, method, since, samples)
+    except ArenaError as exc:
+        fail(exc)
+    scope = f"since {since}" if since else "all games"
+    rows = board["rows"]
+    if format is OutputFormat.table:  # the day is enough on a terminal
+        rows = [{**r, "last": (r["last_played"] or "")[:10]} for r in rows]
+    print_ratings(rows, f"{game} leaderboard ({scope})", format, board["method"],
+                  extra=("last",) if format is OutputFormat.table else ("last_played",))
+
+
+def _iso(text: str) -> str:
+    """An ISO date or date-time as the stored UTC timestamps compare (ConfigError otherwise)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(f"--since: expected an ISO date such as 2026-11-01, got {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@app.command()
+def crosstable(
+    tournament: Annotated[Optional[int], TOURNAMENT_ARG] = None,
+    db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+    stage: Annotated[Optional[int], typer.Option(min=1, help="Only this stage (default: every stage).")] = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+) -> None:
+    """Every bot against every other: pairwise points and games, as a chess crosstable."""
+    try:
+        store = open_store(db)
+        t = store.tournament(tournament)
+        stages = [s for s in store.stages(t["id"]) if stage is None or s["stage"] == stage]
+        if not stages:
+            raise ConfigError(f"--stage: tournament {t['id']} has no stage {stage}")
+        tables = [(s, rating_reports.crosstable_report(store, t["id"], s["stage"])) for s in stages]
+    except ArenaError as exc:
+        fail(exc)
+    if format is OutputFormat.json:
+        print(json.dumps([{"stage": s["stage"], **x} for s, x in tables], indent=2, ensure_ascii=False))
+        return
+    if format is OutputFormat.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(("stage", "bot", "opponent", "points", "games", "wins", "draws", "losses"))
+        for s, x in tables:
+            for a in x["bots"]:
+                for b in x["bots"]:
+                    if a != b:
+                        c = x["cells"][a][b]
+                        writer.writerow((s["stage"], _safe_cell(a), _safe_cell(b), _whole(c["points"]),
+                                         c["games"], c["wins"], c["draws"], c["losses"]))
+        return
+    for s, x in tables:
+        bots = x["bots"]
+        table = new_table(f"{t['name']} — {s['game']} crosstable (stage {s['stage']}; "
+                          f"points/games against each opponent)", "#", "bot",
+                          *(str(i) for i in range(1, len(bots) + 1)), "total",
+                          right=(*(str(i) for i in range(1, len(bots) + 1)), "total"))
+        for i, a in enumerate(bots, 1):
+            cells = []
+            for b in bots:
+                c = x["cells"][a].get(b)
+                cells.append("—" if c is None else f"{_num(c['points'])}/{c['games']}" if c["games"] else "")
+            points = sum(c["points"] for c in x["cells"][a].values())
+            games = sum(c["games"] for c in x["cells"][a].values())
+            table.add_row(str(i), printable(a), *cells, f"{_num(points)}/{games}")
+        console.print(table)
+
+
+@app.command()
+def h2h(
+    bot_a: Annotated[str, typer.Argument(metavar="BOT", help="NAME or NAME@VERSION.")],
+    bot_b: Annotated[str, typer.Argument(metavar="OPPONENT", help="NAME or NAME@VERSION.")],
+    db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+    tournament: Annotated[Optional[int], typer.Option(help="Only this tournament.")] = None,
+    game: Annotated[Optional[str], typer.Option(help="Only this game.")] = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+) -> None:
+    """Head to head: two bots' record, per-deal pair scores, Elo difference with its margin, LOS."""
+    try:
+        result = rating_reports.head_to_head(open_store(db), bot_a, bot_b, tournament, game).as_dict()
+    except ArenaError as exc:
+        fail(exc)
+    if format is OutputFormat.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    if format is OutputFormat.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(("bot", "opponent", "games", "wins", "draws", "losses", "score_pct",
+                         "elo", "elo_lo", "elo_hi", "basis", "los", "pairs_0", "pairs_0.5",
+                         "pairs_1", "pairs_1.5", "pairs_2"))
+        elo = result["elo"] or {}
+        writer.writerow((_safe_cell(bot_a), _safe_cell(bot_b), result["games"], result["wins"],
+                         result["draws"], result["losses"], result["score_pct"], elo.get("diff"),
+                         elo.get("lo"), elo.get("hi"), elo.get("basis"), result["los"],
+                         *result["pentanomial"]))
+        return
+    say = lambda text: console.print(text, highlight=False, markup=False)  # noqa: E731
+    say(f"{bot_a} against {bot_b}: {result['games']} games, +{result['wins']} ={result['draws']} "
+        f"-{result['losses']}" + (f" ({result['score_pct']:.1f} %)" if result["games"] else ""))
+    if sum(result["pentanomial"]):
+        counts = ", ".join(f"{p}: {n}" for p, n in zip(("0", "½", "1", "1½", "2"), result["pentanomial"]))
+        say(f"duplicate deals (pair score of {bot_a}: deals): {counts}")
+    if result["elo"]:
+        e = result["elo"]
+        say(f"Elo difference {e['diff']:+.1f} (95 %: {e['lo']:+.1f} to {e['hi']:+.1f}, {e['basis']})")
+    elif result["games"]:
+        say("Elo difference: not estimable (a perfect score, or too few games)")
+    if result["los"] is not None:
+        say(f"likelihood of superiority {100 * result['los']:.1f} %")
+
+
+@app.command("sprt")
+def sprt_command(
+    bot_a: Annotated[str, typer.Argument(metavar="NEW", help="The new version: NAME or NAME@VERSION.")],
+    bot_b: Annotated[str, typer.Argument(metavar="BASE", help="The baseline: NAME or NAME@VERSION.")],
+    db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+    elo0: Annotated[float, typer.Option(help="H0: NEW is this much stronger (Elo).")] = 0.0,
+    elo1: Annotated[float, typer.Option(help="H1: NEW is this much stronger (Elo).")] = 5.0,
+    alpha: Annotated[float, typer.Option(min=0.0001, max=0.5, help="False-positive rate.")] = 0.05,
+    beta: Annotated[float, typer.Option(min=0.0001, max=0.5, help="False-negative rate.")] = 0.05,
+    model: Annotated[str, typer.Option(help="logistic or normalized (fishtest's models).")] = "logistic",
+    tournament: Annotated[Optional[int], typer.Option(help="Only this tournament.")] = None,
+    game: Annotated[Optional[str], typer.Option(help="Only this game.")] = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+) -> None:
+    """SPRT over recorded games: is NEW shown elo1 stronger than BASE (H1) or not (H0)? Exit 0 once decided."""
+    try:
+        if model not in MODELS:
+            raise ConfigError(f"--model: unknown model {model!r}; choose {' or '.join(MODELS)}")
+        if elo1 <= elo0:
+            raise ConfigError(f"--elo1 ({elo1}) must be above --elo0 ({elo0})")
+        result = rating_reports.sprt_report(open_store(db), bot_a, bot_b, elo0, elo1, alpha,
+                                            beta, model, tournament, game)
+    except ArenaError as exc:
+        fail(exc)
+    if format is OutputFormat.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    elif format is OutputFormat.csv:
+        keys = ("a", "b", "basis", "elo0", "elo1", "alpha", "beta", "model", "llr", "lower",
+                "upper", "decision")
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(keys)
+        writer.writerow([_safe_cell(result[k]) for k in keys])
+    else:
+        verdict = {"H1": f"H1 accepted: {bot_a} is stronger by about {elo1:g} Elo or more",
+                   "H0": f"H0 accepted: {bot_a} is not {elo1:g} Elo stronger",
+                   None: "no decision yet: play more games"}[result["decision"]]
+        console.print(
+            f"SPRT ({model}) elo0={elo0:g} elo1={elo1:g} alpha={alpha:g} beta={beta:g}, "
+            f"{result['basis']} counts {result['counts']}: LLR {result['llr']:.3f} "
+            f"[{result['lower']:.3f}, {result['upper']:.3f}] — {verdict}",
+            highlight=False, markup=False)
+    raise typer.Exit(0 if result["decision"] else 3)
 
 
 FAILURE_FIELDS = ("game", "match", "bot", "reason", "detail", "evidence", "stderr_tail")
 TAIL_LINES = 5  # lines of the culprit's stderr shown beside a forfeit
 TAIL_CHARS = 500  # at most this many characters of them: the last ones, nearest the failure
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def stderr_tail(text: str | None, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
@@ -69,12 +275,6 @@ def failure_rows(store, tournament_id: int) -> list[dict]:
         "where g.tournament_id = ? and g.termination != 'normal' order by g.ordinal, g.id",
         [tournament_id]).fetchall()
     return [dict(zip(FAILURE_FIELDS, (*r[:6], stderr_tail(r[6])))) for r in rows]
-
-
-def _printable(value: object) -> str:
-    """Untrusted text made safe for a terminal: rich markup escaped, control characters shown as \\xNN."""
-    text = _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value or ""))
-    return escape(text)
 
 
 @app.command()
@@ -102,7 +302,7 @@ def failures(
     table = new_table(f"forfeits — tournament {t['id']}", "game", "bot", "reason", "detail",
                       "evidence", "stderr (tail)")
     for r in rows:
-        table.add_row(*(_printable(r[k]) for k in ("game", "bot", "reason", "detail", "evidence",
+        table.add_row(*(printable(r[k]) for k in ("game", "bot", "reason", "detail", "evidence",
                                                    "stderr_tail")))
     console.print(table)
     if not rows:

@@ -19,7 +19,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from arena import reports
+from arena import rating_reports, reports
 from arena.cli._app import (DB_OPTION, TOURNAMENT_ARG, OutputFormat, app, console, err_console,
                             fail, new_table, open_store, print_ratings)
 from arena.errors import ArenaError, ConfigError
@@ -371,7 +371,7 @@ def print_summary(db: Path, tournament_id: int) -> None:
     try:
         store = open_store(db)
         report = reports.tournament_report(store, tournament_id)
-        ratings = {st["stage"]: store.ratings(tournament_id, stage=st["stage"])
+        ratings = {st["stage"]: rating_reports.tournament_ratings(store, tournament_id, st["stage"])
                    for st in report["stages"]}
     except ArenaError as exc:
         fail(exc)
@@ -379,8 +379,8 @@ def print_summary(db: Path, tournament_id: int) -> None:
     for st in report["stages"]:
         label = _stage_label(st, event)
         console.print(_standings_table(f"{label} — standings ({st['format']})", st, compact=True))
-        print_ratings(ratings[st["stage"]],
-                      f"{label} — Elo (tournament {t['id']}, {t['status']})",
-                      OutputFormat.table)
+        table = ratings[st["stage"]]
+        print_ratings(table["rows"], f"{label} — ratings (tournament {t['id']}, {t['status']})",
+                      OutputFormat.table, table["method"])
     if event and report["overall"] is not None:
         console.print(_overall_table(f"{t['name']} — overall standing", report["overall"]))

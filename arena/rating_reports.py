@@ -1,0 +1,301 @@
+"""What the rating commands show: tournament tables, pooled leaderboards, crosstables, head-to-head
+records, SPRT over recorded games, and fits of a results file.
+
+The methods themselves are pure functions in `arena.ratings`; this module gathers their input
+from the store and shapes their output for the CLI (and the web app). Only `leaderboard` and
+`refresh_tournament_ratings` write (derived tables, recomputed idempotently); everything else
+only reads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.errors import ConfigError
+from arena.games import get_game
+from arena.ratings import (DEFAULT_RATING, METHODS, RatingResult, default_method,
+                           elo_diff_pentanomial, elo_diff_trinomial, los, rate, read_results,
+                           sprt)
+from arena.ratings.bootstrap import DEFAULT_SAMPLES
+from arena.registry import parse_ref
+from arena.reports import _stage_row, _tiebreaks, stage_standings
+from arena.standings import crosstable
+from arena.store import Store
+
+ML_METHODS = ("bt", "pl")
+GAME_SCOPE = "game"
+
+
+def pool_flags(result: RatingResult) -> RatingResult:
+    """Flag the bots outside the largest pool: their ratings compare only within their own pool."""
+    if not result.groups:
+        return result
+    pool_of = {bot: i for i, group in enumerate(result.groups, 1) for bot in group}
+    rows = [dict(r) for r in result.rows]
+    for r in rows:
+        n = pool_of.get(r["bot"], 1)
+        if n > 1 and not r["flag"]:
+            r["flag"] = f"pool {n}"
+    return RatingResult(result.method, rows, result.groups, result.history, result.los)
+
+
+# -- tournaments --------------------------------------------------------------------------------
+
+
+def tournament_ratings(store: Store, tournament_id: int, stage: int,
+                       method: str | None = None) -> dict:
+    """A stage's rating table for `method` (default: its maximum-likelihood one), with tie-breaks.
+
+    Returns {method, rows, tiebreaks}; each row has rank, bot, version, rating, lo, hi, games,
+    W/D/L, points, score_pct, flag and, for Swiss, the stage's tie-break values. A method not
+    stored (a database from before it existed) is computed on the fly, without bootstrap.
+    """
+    if method is not None and method not in METHODS:
+        raise ConfigError(f"--method: unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    stage_row = _stage_row(store, tournament_id, stage)
+    stored = store.rating_methods(tournament_id, stage)
+    if method is None:
+        method = next((m for m in ML_METHODS if m in stored), None)
+        if method is None:
+            games = store.game_results(tournament_id, stage)
+            method = default_method(games) if games else "elo"
+    if method in stored:
+        rows = store.ratings(tournament_id, method, stage)
+    else:
+        games = store.game_results(tournament_id, stage)
+        names = [r["bot"] for r in stage_standings(store, tournament_id, stage)]
+        rows = pool_flags(rate(games, method, bots=names, samples=0)).rows
+    versions = {r["name"]: r["version"] for r in store.db.query(
+        "select b.name, b.version from tournament_bots t join bots b on b.id = t.bot_id "
+        "where t.tournament_id = ?", [tournament_id])}
+    tiebreaks: tuple[str, ...] = ()
+    extra: dict[str, dict] = {}
+    if stage_row["format"] == "swiss":
+        tiebreaks = ("match_points", *_tiebreaks(stage_row))
+        extra = {r["bot"]: {t: r[t] for t in tiebreaks}
+                 for r in stage_standings(store, tournament_id, stage)}
+    out = [{"rank": i, **_common(r), "version": versions.get(r["bot"], ""),
+            **extra.get(r["bot"], {})} for i, r in enumerate(rows, 1)]
+    return {"method": method, "rows": out, "tiebreaks": tiebreaks}
+
+
+def _common(row: dict) -> dict:
+    keys = ("bot", "rating", "lo", "hi", "games", "wins", "draws", "losses", "points",
+            "score_pct", "flag")
+    return {k: row.get(k) for k in keys}
+
+
+def crosstable_report(store: Store, tournament_id: int, stage: int) -> dict:
+    """Every bot of a stage against every other: {bots (in standings order), cells}."""
+    bots = [r["bot"] for r in stage_standings(store, tournament_id, stage)]
+    table = crosstable(store.game_results(tournament_id, stage), bots)
+    order = bots + [b for b in table if b not in bots]
+    cells = {a: {b: {"wins": c.wins, "draws": c.draws, "losses": c.losses, "points": c.points,
+                     "games": c.games} for b, c in row.items()} for a, row in table.items()}
+    return {"bots": order, "cells": cells}
+
+
+# -- pooled leaderboards ------------------------------------------------------------------------
+
+
+def leaderboard(store: Store, game: str, method: str | None = None, since: str | None = None,
+                samples: int = DEFAULT_SAMPLES, seed: int = 0, save: bool = True) -> dict:
+    """One game's leaderboard over every recorded game of it, rated per bot version.
+
+    Returns {game, method, since, rows, groups}; without `since` it is also stored (pooled
+    ratings, scope "game"), replacing the previous one for that method.
+    """
+    get_game(game)  # an unknown game name is a ConfigError naming the known ones
+    if method is not None and method not in METHODS:
+        raise ConfigError(f"--method: unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    games, versions = store.pooled_games(game, since)
+    if not games:
+        raise ConfigError(f"no recorded games of {game!r}" + (f" since {since}" if since else ""))
+    method = method or default_method(games)
+    result = pool_flags(rate(games, method, samples=samples, seed=seed))
+    rows = []
+    for i, r in enumerate(result.rows, 1):
+        who = versions[r["bot"]]
+        rows.append({**_common(r), "rank": i, "bot": who["bot"], "version": who["version"],
+                     "bot_id": who["bot_id"], "last_played": who["last_played"]})
+    if save and since is None:
+        store.save_pooled_ratings(GAME_SCOPE, game, method,
+                                  [{k: v for k, v in r.items() if k != "rank"} for r in rows])
+    return {"game": game, "method": method, "since": since, "rows": rows,
+            "groups": result.groups}
+
+
+# -- head to head -------------------------------------------------------------------------------
+
+
+@dataclass
+class HeadToHead:
+    """Two bots' record against each other, and what it says about their Elo difference."""
+
+    a: str
+    b: str
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    pentanomial: list[int] = field(default_factory=lambda: [0] * 5)
+    deals: list[dict] = field(default_factory=list)
+
+    @property
+    def games(self) -> int:
+        """Pairwise games between the two."""
+        return self.wins + self.draws + self.losses
+
+    @property
+    def pairs(self) -> int:
+        """Complete duplicate-deal pairs (two games of one deal, seats swapped)."""
+        return sum(self.pentanomial)
+
+    def elo(self) -> tuple[str, float, float, float] | None:
+        """(basis, Elo difference of a over b, lo, hi) at 95 %, from deal pairs when there are any."""
+        if self.pairs >= 2:
+            found = ("pentanomial", *elo_diff_pentanomial(self.pentanomial))
+        elif self.games >= 2:
+            found = ("trinomial", *elo_diff_trinomial(self.wins, self.draws, self.losses))
+        else:
+            return None
+        # A perfect (or null) score has no finite estimate, nor one with a zero-width margin.
+        return found if all(math.isfinite(x) for x in found[1:]) and found[2] < found[3] else None
+
+    def los(self) -> float | None:
+        """Likelihood that a is the stronger (from wins and losses; draws say nothing)."""
+        return los(self.wins, self.losses) if self.wins + self.losses else None
+
+    def as_dict(self) -> dict:
+        """Everything, for JSON output."""
+        elo = self.elo()
+        return {"a": self.a, "b": self.b, "games": self.games, "wins": self.wins,
+                "draws": self.draws, "losses": self.losses,
+                "score_pct": round(100 * (self.wins + self.draws / 2) / self.games, 2)
+                if self.games else None,
+                "pentanomial": self.pentanomial, "deals": self.deals,
+                "elo": None if elo is None else {"basis": elo[0], "diff": round(elo[1], 2),
+                                                 "lo": round(elo[2], 2), "hi": round(elo[3], 2)},
+                "los": None if self.los() is None else round(self.los(), 4)}
+
+
+def _bot_filter(ref: str, alias: str) -> tuple[str, list]:
+    """SQL (over `{alias}` = bots) matching a NAME or NAME@VERSION reference."""
+    name, version = parse_ref(ref)
+    if version is None:
+        return f"{alias}.name = ?", [name]
+    return f"{alias}.name = ? and {alias}.version = ?", [name, version]
+
+
+def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
+                 game: str | None = None) -> HeadToHead:
+    """A's record against B over every recorded game they both played (optionally one tournament
+    or one game), and the per-deal pair scores of their two-bot matches."""
+    if parse_ref(a)[0] == parse_ref(b)[0] and a == b:
+        raise ConfigError(f"head to head needs two different bots, got {a!r} twice")
+    fa, pa = _bot_filter(a, "ba")
+    fb, pb = _bot_filter(b, "bb")
+    scope, sargs = "", []
+    if tournament_id is not None:
+        scope, sargs = " and g.tournament_id = ?", [tournament_id]
+    if game is not None:
+        get_game(game)
+        scope, sargs = scope + " and g.game = ?", sargs + [game]
+    rows = store.db.execute(
+        "select g.id, sa.rank, sb.rank from games g "
+        "join game_seats sa on sa.game_id = g.id join game_seats sb on sb.game_id = g.id "
+        "join tournament_bots ta on ta.tournament_id = g.tournament_id "
+        "join bots ba on ba.id = ta.bot_id and ba.name = sa.bot "
+        "join tournament_bots tb on tb.tournament_id = g.tournament_id "
+        "join bots bb on bb.id = tb.bot_id and bb.name = sb.bot "
+        f"where {fa} and {fb} and sa.team != sb.team{scope} order by g.tournament_id, g.ordinal",
+        [*pa, *pb, *sargs]).fetchall()
+    h2h = HeadToHead(a, b)
+    if not rows:
+        for ref in (a, b):
+            where, args = _bot_filter(ref, "x")
+            if store.db.execute(f"select 1 from bots x where {where}", args).fetchone() is None:
+                raise ConfigError(f"no bot {ref!r} in this database")
+        return h2h
+    seen = set()
+    for game_id, rank_a, rank_b in rows:
+        if game_id in seen:  # a bot twice at one table (not possible today) counts once
+            continue
+        seen.add(game_id)
+        if rank_a < rank_b:
+            h2h.wins += 1
+        elif rank_a == rank_b:
+            h2h.draws += 1
+        else:
+            h2h.losses += 1
+    # Per-deal pair scores: deals of matches with exactly these two bots, each deal played twice.
+    for match_id, deal, points, games in store.db.execute(
+        "select d.match_id, d.deal, d.points, d.games from deals d "
+        "join matches m on m.id = d.match_id "
+        "join bots ba on ba.id = d.bot_id "
+        "join match_bots xb on xb.match_id = d.match_id and xb.bot_id != d.bot_id "
+        "join bots bb on bb.id = xb.bot_id "
+        f"where {fa} and {fb} and (select count(*) from match_bots c where c.match_id = m.id) = 2"
+        + (" and m.tournament_id = ?" if tournament_id is not None else "")
+        + (" and m.id in (select match_id from games where game = ?)" if game is not None else "")
+        + " order by m.tournament_id, m.id, d.deal",
+        [*pa, *pb, *([tournament_id] if tournament_id is not None else []),
+         *([game] if game is not None else [])]
+    ):
+        h2h.deals.append({"match": match_id, "deal": deal, "points": points, "games": games})
+        if games == 2:
+            h2h.pentanomial[int(round(points * 2))] += 1
+    return h2h
+
+
+def sprt_report(store: Store, a: str, b: str, elo0: float, elo1: float, alpha: float = 0.05,
+                beta: float = 0.05, model: str = "logistic", tournament_id: int | None = None,
+                game: str | None = None) -> dict:
+    """The SPRT of A against B (H1: A is elo1 stronger; H0: elo0) over their recorded games.
+
+    Uses pentanomial counts of duplicate-deal pairs when the two played such deals, else W/D/L.
+    """
+    h2h = head_to_head(store, a, b, tournament_id, game)
+    if h2h.pairs:
+        counts, basis = list(h2h.pentanomial), "pentanomial"
+    else:
+        counts, basis = [h2h.losses, h2h.draws, h2h.wins], "trinomial"
+    if not sum(counts):
+        raise ConfigError(f"{a} and {b} have no recorded games against each other")
+    result = sprt(counts, elo0, elo1, alpha, beta, model)
+    return {"a": a, "b": b, "basis": basis, "counts": counts, "elo0": elo0, "elo1": elo1,
+            "alpha": alpha, "beta": beta, "model": model, "llr": round(result.llr, 4),
+            "lower": round(result.lower, 4), "upper": round(result.upper, 4),
+            "decision": result.decision, "h2h": h2h.as_dict()}
+
+
+# -- results files ------------------------------------------------------------------------------
+
+
+def fit_file(path: Path, method: str | None = None, anchor: str | None = None,
+             average: float = DEFAULT_RATING, samples: int = DEFAULT_SAMPLES,
+             seed: int = 0) -> RatingResult:
+    """Ratings of the results in a JSONL file (`{"players": [...], "ranks": [...]}` per line).
+
+    `anchor` is `NAME=RATING`: that bot is fixed at that rating instead of centring the pool.
+    """
+    fixed = None
+    if anchor is not None:
+        name, sep, value = anchor.rpartition("=")
+        try:
+            fixed = (name, float(value)) if sep and name else None
+        except ValueError:
+            fixed = None
+        if fixed is None:
+            raise ConfigError(f"--anchor: expected NAME=RATING, got {anchor!r}")
+    games = read_results(path)
+    if not games:
+        raise ConfigError(f"{path}: no results in the file")
+    if fixed is not None and not any(s["bot"] == fixed[0] for g in games for s in g["seats"]):
+        raise ConfigError(f"--anchor: no player {fixed[0]!r} in {path}")
+    method = method or default_method(games)
+    if method not in METHODS:
+        raise ConfigError(f"--method: unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    return pool_flags(rate(games, method, average=average, anchor=fixed, samples=samples,
+                           seed=seed))
