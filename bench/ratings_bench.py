@@ -1,12 +1,13 @@
 """Speed and calibration of the maximum-likelihood ratings (arena.ratings).
 
 Usage: python bench/ratings_bench.py [--games N] [--bots B] [--samples S] [--workers W]
-                                     [--events E] [--seed SEED]
+                                     [--pl-bootstrap-tables T] [--events E] [--seed SEED]
 
 Prints, each with its goal beside it:
 - Bradley–Terry on N 2-player games among B bots (compile the games, then fit): ≤ 1 s;
 - Plackett–Luce on N 4-seat tables among B bots (about 5 % of neighbours tied): ≤ 3 s;
-- a bootstrap of S samples of that Bradley–Terry fit on W processes: ≤ 60 s on 2 cores;
+- a bootstrap of S samples of that Bradley–Terry fit on W processes: ≤ 60 s on 2 cores, and one
+  of a Plackett–Luce fit on T 4-seat tables among B bots;
 - the share of 95 % bootstrap intervals that cover the true strengths over E simulated
   events of 24 bots (2-player games, Bradley–Terry) and E sets of random 4-seat tables
   (Plackett–Luce): 90–98 %.
@@ -88,6 +89,12 @@ def _fit_speed(args: argparse.Namespace, rng: np.random.Generator):
     _timed(f"bootstrap, {args.samples} samples of that BT fit, {args.workers} processes", 60.0,
            lambda: bootstrap(compiled["bt"], fitted, samples=args.samples, seed=args.seed,
                              workers=args.workers))
+    _, names, smaller = _games(rng, args.pl_bootstrap_tables, args.bots, 4, 0.05)
+    tables = compile_games(smaller, names)
+    fitted = fit_pl(tables)
+    _timed(f"bootstrap, {args.samples} samples of PL on {args.pl_bootstrap_tables:,} 4-seat tables",
+           60.0, lambda: bootstrap(tables, fitted, samples=args.samples, seed=args.seed,
+                                   workers=args.workers))
 
 
 def _coverage(args: argparse.Namespace, rng: np.random.Generator) -> None:
@@ -118,6 +125,7 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=1_000)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--pl-bootstrap-tables", type=int, default=20_000)
     parser.add_argument("--events", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()

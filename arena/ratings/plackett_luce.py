@@ -59,6 +59,14 @@ def _pattern_terms(n: int, tie_mask: int) -> tuple[tuple[tuple[int, ...], float]
     return tuple(terms)
 
 
+def _row_max(values: np.ndarray) -> np.ndarray:
+    """Maximum of each row, column by column (numpy's reduce along a short axis is slow)."""
+    top = values[:, 0].copy()
+    for column in range(1, values.shape[1]):
+        np.maximum(top, values[:, column], out=top)
+    return top
+
+
 class PlackettLuceObjective(Objective):
     """Negative log-likelihood of the finishing orders of one pool's tables."""
 
@@ -102,11 +110,11 @@ class PlackettLuceObjective(Objective):
         total, softmax = 0.0, []
         for width, gather, _, weight in self.groups:
             values = (gather @ theta).reshape(-1, width)
-            top = values.max(axis=1, keepdims=True)
-            e = np.exp(values - top)
-            norm = e.sum(axis=1, keepdims=True)
-            total += float(weight @ (top + np.log(norm)).ravel())
-            softmax.append(e / norm)
+            top = _row_max(values)
+            e = np.exp(values - top[:, None])
+            norm = e @ np.ones(width)
+            total += float(weight @ (top + np.log(norm)))
+            softmax.append(e / norm[:, None])
         self._softmax_at = (theta.tobytes(), softmax)
         return total, softmax
 
@@ -125,7 +133,7 @@ class PlackettLuceObjective(Objective):
         out = np.zeros(self.n_bots)
         for (width, gather, scatter, weight), p in zip(self.groups, self._softmax_at[1]):
             vs = (gather @ v).reshape(-1, width)
-            vs -= np.sum(p * vs, axis=1, keepdims=True)
+            vs -= np.einsum("ij,ij->i", p, vs)[:, None]
             vs *= p
             vs *= weight[:, None]
             out += scatter @ vs.ravel()
