@@ -1,10 +1,14 @@
 """`rate()`: the one front door to every rating method, for the store, the CLI and the reports.
 
-Methods: "elo" (incremental, in ordinal order; `k` and `initial` apply, intervals and LOS do not),
-"bt" (Bradley–Terry) and "pl" (Plackett–Luce), both maximum likelihood with the pool centred on
-`average` or `anchor` = (bot, rating), 95 % parametric-bootstrap intervals from `samples`
-resamples (0: none) and a LOS matrix (from the bootstrap samples, or from the likelihood's
-curvature when samples=0). Every method reports the pools that never met as `groups`.
+Methods:
+- "elo": incremental, in ordinal order, with `k` and `initial` (`average`, `anchor`, `samples` and
+  `seed` do not apply; no interval, no LOS; `history` is elo()'s per-game history);
+- "bt" (Bradley–Terry) and "pl" (Plackett–Luce): maximum likelihood with each pool centred on
+  `average`, or the anchor's pool shifted so that `anchor` = (bot, rating) holds; 95 %
+  parametric-bootstrap intervals from `samples` resamples seeded by `seed` (0: none) and a LOS
+  matrix from the bootstrap samples (or, when samples=0, from the likelihood's curvature).
+Every method reports the pools that never met as `groups` (only when there are two or more), and
+every row counts games and pairwise wins/draws/losses as elo() does.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ import os
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from multiprocessing import current_process, get_context
 
 import numpy as np
 from scipy.special import expit
@@ -113,7 +113,10 @@ def bootstrap(tables: Tables, fit: Fit, *, samples: int = DEFAULT_SAMPLES, seed:
     rates = tie_rates(tables)
     if workers is None:
         heavy = tables.n_tables * samples >= PARALLEL_WORK
-        workers = min(2, os.cpu_count() or 1) if heavy else 1
+        # A daemonic process (a pool worker) may not start processes of its own.
+        can_fork = not current_process().daemon
+        workers = min(2, os.cpu_count() or 1) if heavy and can_fork else 1
+    workers = max(1, min(workers, samples))
     batches = [seeds[i::workers] for i in range(workers)]
     jobs = [(tables, fit.method, fit.theta, rates, batch, average, anchor) for batch in batches]
     if workers == 1:
