@@ -84,9 +84,31 @@ class RatingConfig(_Strict):
                          description="Bootstrap samples for the 95 % intervals (0: none).")
 
 
+class SprtConfig(_Strict):
+    """A gauntlet's stop rule: each candidate stops once fishtest's SPRT decides against the field."""
+
+    elo0: float = Field(default=0.0, description="H0: the candidate is this much stronger (Elo).")
+    elo1: float = Field(default=5.0, description="H1: the candidate is this much stronger (Elo).")
+    alpha: float = Field(default=0.05, gt=0, lt=0.5, description="False-positive rate.")
+    beta: float = Field(default=0.05, gt=0, lt=0.5, description="False-negative rate.")
+    model: str = Field(default="logistic", description="logistic or normalized.")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> SprtConfig:
+        if self.elo1 <= self.elo0:
+            raise ValueError(f"elo1 ({self.elo1}) must be above elo0 ({self.elo0})")
+        if self.model not in ("logistic", "normalized"):
+            raise ValueError(f"unknown model {self.model!r} (choose logistic or normalized)")
+        return self
+
+    def as_tuple(self) -> tuple:
+        """(elo0, elo1, alpha, beta, model), as the scheduler takes it."""
+        return (self.elo0, self.elo1, self.alpha, self.beta, self.model)
+
+
 STAGE_KEYS = frozenset({
     "game", "format", "seats", "deals", "games_per_pairing", "duplicate", "cycles", "rounds",
-    "candidates", "seeding", "tiebreaks", "bye_points", "max_failures", "options",
+    "candidates", "seeding", "tiebreaks", "bye_points", "max_failures", "options", "sprt",
 })
 FORMATS = ("round_robin", "swiss", "gauntlet")
 
@@ -110,6 +132,8 @@ class StageConfig(_Strict):
     seeding: list[str] = Field(default_factory=list, description="Swiss: initial order, strongest first.")
     tiebreaks: list[str] | None = Field(default=None, description="Tie-break order (default per format).")
     bye_points: float = Field(default=1.0, ge=0, description="Match points of a bye.")
+    sprt: SprtConfig | None = Field(
+        default=None, description="Gauntlet of 2 seats: stop each candidate once the SPRT decides.")
     max_failures: int = Field(default=3, ge=1, description="Failures of a bot before it forfeits the rest of a match.")
     options: dict[str, Any] = Field(default_factory=dict)
 
@@ -127,6 +151,9 @@ class StageConfig(_Strict):
                     f"(each deal is played once per seat rotation)"
                 )
             self.deals = self.games_per_pairing // per_deal
+        if self.sprt is not None and (self.format != "gauntlet" or self.seats != 2):
+            raise ValueError(f"sprt: only a 2-seat gauntlet takes an SPRT stop rule "
+                             f"(format {self.format}, {self.seats} seats)")
         if self.name is None:
             self.name = self.game
         return self

@@ -142,6 +142,7 @@ def _plan_stage(number: int, stage: StageConfig, names: list[str], rows: list[di
         rounds=stage.rounds, cycles=stage.cycles,
         candidates=tuple(local[n] for n in stage.candidates),
         seeding=tuple(seeding), bye_points=stage.bye_points,
+        sprt=stage.sprt.as_tuple() if stage.sprt else None,
     )
     if stage.format != "swiss" and stage.rounds is not None:
         raise ConfigError(f"rounds: only a swiss stage takes rounds (format is {stage.format})")

@@ -20,7 +20,8 @@ from arena.ratings import (DEFAULT_RATING, METHODS, RatingResult, default_method
                            sprt)
 from arena.ratings.bootstrap import DEFAULT_SAMPLES
 from arena.registry import parse_ref
-from arena.reports import _stage_row, _tiebreaks, stage_standings
+from arena.reports import _stage_row, _tiebreaks, stage_history, stage_standings
+from arena.scheduling.gauntlet import candidate_pairs
 from arena.standings import crosstable
 from arena.store import Store
 
@@ -79,6 +80,26 @@ def tournament_ratings(store: Store, tournament_id: int, stage: int,
     out = [{"rank": i, **_common(r), "version": versions.get(r["bot"], ""),
             **extra.get(r["bot"], {})} for i, r in enumerate(rows, 1)]
     return {"method": method, "rows": out, "tiebreaks": tiebreaks}
+
+
+def los_table(store: Store, tournament_id: int, stage: int, method: str | None = None,
+              samples: int = 0, seed: int = 0) -> dict:
+    """Likelihood of superiority between every two bots of a stage: {method, bots, los}.
+
+    From the maximum-likelihood fit (bt or pl): with `samples`, the share of bootstrap samples in
+    which the row bot is rated above the column bot; without, from the fit's covariance.
+    """
+    games = store.game_results(tournament_id, stage)
+    if not games:
+        raise ConfigError(f"tournament {tournament_id} stage {stage} has no games yet")
+    method = method or default_method(games)
+    if method not in ML_METHODS:
+        raise ConfigError(f"--los needs a maximum-likelihood method (bt or pl), not {method!r}")
+    for game in games:
+        game["group"] = (game["match_id"], game["deal"])
+    result = rate(games, method, samples=samples, seed=seed)
+    bots = [r["bot"] for r in result.rows]
+    return {"method": method, "bots": bots, "los": result.los}
 
 
 def _common(row: dict) -> dict:
@@ -268,6 +289,30 @@ def sprt_report(store: Store, a: str, b: str, elo0: float, elo1: float, alpha: f
             "alpha": alpha, "beta": beta, "model": model, "llr": round(result.llr, 4),
             "lower": round(result.lower, 4), "upper": round(result.upper, 4),
             "decision": result.decision, "h2h": h2h.as_dict()}
+
+
+def gauntlet_sprt(store: Store, tournament_id: int, stage: int) -> list[dict]:
+    """A gauntlet stage's SPRT stop rule, per candidate: pair counts, LLR, bounds, decision.
+
+    Empty when the stage has no such rule.
+    """
+    row = _stage_row(store, tournament_id, stage)
+    rule = (row["config"] or {}).get("sprt")
+    if row["format"] != "gauntlet" or not rule:
+        return []
+    history, names = stage_history(store, tournament_id, stage)
+    local = {n: i for i, n in enumerate(names)}
+    out = []
+    for name in row["config"].get("candidates", []):
+        counts = candidate_pairs(local[name], history)
+        result = (sprt(counts, rule["elo0"], rule["elo1"], rule["alpha"], rule["beta"],
+                       rule["model"]) if sum(counts) else None)
+        out.append({"candidate": name, "counts": counts, **rule,
+                    "llr": None if result is None else round(result.llr, 4),
+                    "lower": None if result is None else round(result.lower, 4),
+                    "upper": None if result is None else round(result.upper, 4),
+                    "decision": None if result is None else result.decision})
+    return out
 
 
 # -- results files ------------------------------------------------------------------------------

@@ -142,7 +142,8 @@ def score_of_row(row: dict) -> MatchScore:
     """A MatchScore from a stored row (`Store.match_scores`): the one conversion driver and reports share."""
     return MatchScore(row["round"], row["table"], tuple(row["bots"]), tuple(row["game_points"]),
                       tuple(row["match_points"]), row["games"],
-                      frozenset(tuple(p) for p in row["partners"]))
+                      frozenset(tuple(p) for p in row["partners"]),
+                      tuple((games, tuple(points)) for games, points in row.get("deals", ())))
 
 
 def score_match(round_no: int, table_no: int, bots: Sequence[int],
@@ -183,6 +184,17 @@ def deal_scores(games: Sequence[dict]) -> list[dict]:
             tally[1] += 1
     return [{"deal": deal, "entry": entry, "points": float(p), "games": n}
             for (deal, entry), (p, n) in sorted(totals.items())]
+
+
+def deal_points(rows: Sequence[dict], bots: Sequence[int]) -> tuple[tuple[int, tuple[float, ...]], ...]:
+    """`deal_scores` rows of one match as MatchScore.deals: per deal, (games, points by position)."""
+    position = {bot: i for i, bot in enumerate(bots)}
+    by_deal: dict[int, list] = {}
+    for row in rows:
+        entry = by_deal.setdefault(row["deal"], [0, [0.0] * len(bots)])
+        entry[0] = max(entry[0], row["games"])
+        entry[1][position[row["entry"]]] = float(row["points"])
+    return tuple((games, tuple(points)) for _, (games, points) in sorted(by_deal.items()))
 
 
 def pentanomial(rows_for_a_pair: Iterable[dict]) -> tuple[int, int, int, int, int]:

@@ -254,6 +254,24 @@ class Store:
             m["names"].append(r["bot"])
             m["game_points"].append(r["game_points"])
             m["match_points"].append(r["match_points"])
+        # Per deal: the games it had and each position's points (MatchScore.deals).
+        deals: dict[str, dict[int, list]] = {}
+        for r in self.db.query(
+            "select d.match_id, d.deal, b.position, d.points, d.games from deals d "
+            "join matches m on m.id = d.match_id "
+            "join match_bots b on b.match_id = d.match_id and b.bot_id = d.bot_id "
+            "where m.tournament_id = ? and m.stage = ? and m.status = 'finished' "
+            "order by d.match_id, d.deal", [tournament_id, stage]
+        ):
+            match = matches.get(r["match_id"])
+            if match is None:
+                continue
+            entry = deals.setdefault(r["match_id"], {}).setdefault(
+                r["deal"], [0, [0.0] * len(match["bots"])])
+            entry[0] = max(entry[0], r["games"])
+            entry[1][r["position"]] = r["points"]
+        for match_id, m in matches.items():
+            m["deals"] = [entry for _, entry in sorted(deals.get(match_id, {}).items())]
         return list(matches.values())
 
     # -- results --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from arena.config import TournamentConfig, load_config
@@ -31,7 +31,7 @@ from arena.ratings import DEFAULT_K, DEFAULT_RATING, default_method, rate
 from arena.ratings.bootstrap import DEFAULT_SAMPLES
 from arena.rating_reports import pool_flags
 from arena.scheduling import History, MatchScore, Round
-from arena.standings import deal_scores, score_match, score_of_row
+from arena.standings import deal_points, deal_scores, score_match, score_of_row
 from arena.store import Lease, MatchRecord, Store
 
 FLUSH_MATCHES = 64  # finished matches buffered into one transaction at most
@@ -358,11 +358,12 @@ class Driver:
              for seat, name in enumerate(g.seats)]
             for g in result.games
         ]
-        score = score_match(record.round, record.table, record.bots, games)
+        per_deal = deal_scores([{"deal": g.deal, "seats": seats}
+                                for g, seats in zip(result.games, games)])
+        score = replace(score_match(record.round, record.table, record.bots, games),
+                        deals=deal_points(per_deal, record.bots))
         deals = [{"deal": d["deal"], "bot": state.names[d["entry"]], "points": d["points"],
-                  "games": d["games"]}
-                 for d in deal_scores([{"deal": g.deal, "seats": seats}
-                                       for g, seats in zip(result.games, games)])]
+                  "games": d["games"]} for d in per_deal]
         record.result, record.score, record.deals = result, score, deals
         state.scores.append(score)
         state.open_matches[record.round] -= 1
@@ -428,7 +429,7 @@ class _StageState:
 
     def may_plan(self) -> bool:
         """Whether the next round may be paired now: always, or once every round so far is done."""
-        if not self.stage.scheduler.depends_on_results:
+        if not self.stage.scheduler.depends_on(self.stage.pairing):
             return True
         return all(n == 0 for n in self.open_matches.values())
 

@@ -307,3 +307,83 @@ def test_ratings_fit_errors_name_the_problem(tmp_path):
     assert out.exit_code == 2 and "results file" in out.output
     out = cli("ratings", "fit", str(tmp_path / "missing.jsonl"))
     assert out.exit_code == 2 and "missing.jsonl" in out.output
+
+
+SPRT_GAUNTLET = """
+name = "sg"
+game = "xeri"
+format = "gauntlet"
+seed = 11
+deals = 2
+cycles = 40
+candidates = ["xeri_heuristic", "first"]
+[sprt]
+elo0 = 0
+elo1 = 150
+[options]
+rounds = 1
+[rating]
+samples = 0
+[[bots]]
+manifest = "{bots}/xeri_heuristic.toml"
+[[bots]]
+name = "first"
+python = "conftest:FirstLegal"
+[[bots]]
+name = "rand"
+python = "conftest:SeededRandom"
+[[bots]]
+name = "rand-2"
+python = "conftest:SeededRandom"
+"""
+
+
+def test_a_gauntlet_with_an_sprt_stops_each_candidate_once_decided(tmp_path):
+    db = tmp_path / "g.db"
+    play(tmp_path, db, SPRT_GAUNTLET)
+    store = Store(db)
+    tests = {t["candidate"]: t for t in rating_reports.gauntlet_sprt(store, 1, 1)}
+    assert tests["xeri_heuristic"]["decision"] == "H1"
+    rounds = store.rounds(1, 1)
+    assert len(rounds) < 2 * 40  # far fewer than the cycles allow
+    # Once decided, a candidate gets no table: count the rounds each one sat at.
+    sat = {name: sum(any(name in table for table in r["tables"]) for r in rounds)
+           for name in ("xeri_heuristic", "first")}
+    pairs = {name: sum(tests[name]["counts"]) for name in sat}
+    assert all(pairs[name] == 2 * sat[name] for name in sat)  # 2 complete deals per match
+    # Decided exactly when the last of its rounds was recorded, not before.
+    decided = [t for t in tests.values() if t["decision"]]
+    assert decided and all(t["llr"] >= t["upper"] or t["llr"] <= t["lower"] for t in decided)
+    # The pair counts from the stored deals equal those recomputed from the games.
+    heuristic = rating_reports.head_to_head(store, "xeri_heuristic", "rand")
+    other = rating_reports.head_to_head(store, "xeri_heuristic", "rand-2")
+    assert [a + b for a, b in zip(heuristic.pentanomial, other.pentanomial)] == \
+        tests["xeri_heuristic"]["counts"]
+
+
+def test_sprt_is_refused_outside_a_two_seat_gauntlet(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text(textwrap.dedent(SPRT_GAUNTLET).format(bots=BOTS).replace(
+        'format = "gauntlet"', 'format = "round_robin"').replace(
+        'candidates = ["xeri_heuristic", "first"]\n', ""))
+    out = cli("run", str(path), "--db", str(tmp_path / "x.db"), "--executor", "serial")
+    assert out.exit_code == 2 and "only a 2-seat gauntlet" in out.output
+    assert not (tmp_path / "x.db").exists() or Store(tmp_path / "x.db").db["tournaments"].count == 0
+    path.write_text(textwrap.dedent(SPRT_GAUNTLET).format(bots=BOTS).replace(
+        "elo1 = 150", "elo1 = -5"))
+    out = cli("run", str(path), "--db", str(tmp_path / "y.db"), "--executor", "serial")
+    assert out.exit_code == 2 and "must be above elo0" in out.output
+
+
+def test_los_matrix_is_complementary_and_follows_the_ratings(two):
+    table = rating_reports.los_table(Store(two), 1, 1)
+    bots, matrix = table["bots"], table["los"]
+    for a in bots:
+        for b in bots:
+            if a != b:
+                assert matrix[a][b] + matrix[b][a] == pytest.approx(1.0, abs=1e-6)
+    assert matrix[bots[0]][bots[-1]] > 0.5  # rows come best first
+    out = cli("ratings", "1", "--db", str(two), "--los")
+    assert out.exit_code == 0 and "likelihood of superiority" in out.output
+    out = cli("ratings", "1", "--db", str(two), "--los", "-m", "elo")
+    assert out.exit_code == 2 and "maximum-likelihood" in out.output

@@ -42,6 +42,8 @@ def ratings(
     average: Annotated[float, typer.Option(help="With `fit`: the pool's average rating.")] = DEFAULT_RATING,
     samples: Annotated[int, SAMPLES_OPTION] = DEFAULT_SAMPLES,
     seed: Annotated[int, typer.Option(help="With `fit`: the bootstrap's seed.")] = 0,
+    los: Annotated[bool, typer.Option("--los", help="Also print the likelihood of superiority "
+                                      "between every two bots.")] = False,
 ) -> None:
     """Print a tournament's rating table (one per stage), or `arena ratings fit FILE` to rate any results."""
     if target == "fit":
@@ -52,6 +54,8 @@ def ratings(
         except ArenaError as exc:
             fail(exc)
         print_ratings(result.rows, f"{file.name}", format, result.method)
+        if los and result.los:
+            _print_los([r["bot"] for r in result.rows], result.los, format)
         return
     if file is not None:
         fail(ConfigError(f"unexpected argument {str(file)!r} (only `fit` takes a file)"))
@@ -69,14 +73,37 @@ def ratings(
             stages = [s for s in stages if s["stage"] == stage]
             if not stages:
                 raise ConfigError(f"--stage: tournament {t['id']} has no stage {stage}")
-        tables = [(s, rating_reports.tournament_ratings(store, t["id"], s["stage"], method))
+        tables = [(s, rating_reports.tournament_ratings(store, t["id"], s["stage"], method),
+                   rating_reports.los_table(store, t["id"], s["stage"], method) if los else None)
                   for s in stages]
     except ArenaError as exc:
         fail(exc)
-    for s, table in tables:
+    for s, table, superiority in tables:
         where = f"stage {s['stage']} {s['name']}, " if len(stages) > 1 or stage else ""
         print_ratings(table["rows"], f"{t['name']} — {s['game']} ({where}tournament {t['id']}, "
                       f"{t['status']})", format, table["method"], table["tiebreaks"])
+        if superiority:
+            _print_los(superiority["bots"], superiority["los"], format)
+
+
+def _print_los(bots: list[str], matrix: dict, format: OutputFormat) -> None:
+    """The LOS matrix: row bot better than column bot, in %."""
+    if format is OutputFormat.json:
+        print(json.dumps({"los": matrix}, indent=2, ensure_ascii=False))
+        return
+    if format is OutputFormat.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(("bot", "opponent", "los"))
+        writer.writerows((_safe_cell(a), _safe_cell(b), round(matrix[a][b], 4))
+                         for a in bots for b in bots if a != b)
+        return
+    numbers = [str(i) for i in range(1, len(bots) + 1)]
+    table = new_table("likelihood of superiority (row better than column, %)", "#", "bot",
+                      *numbers, right=tuple(numbers))
+    for i, a in enumerate(bots, 1):
+        table.add_row(str(i), printable(a), *("—" if a == b else f"{100 * matrix[a][b]:.1f}"
+                                              for b in bots))
+    console.print(table)
 
 
 @app.command()

@@ -366,6 +366,18 @@ def _export_file(store, tid: int, fmt: str, output: Path) -> int:
 # -- the end of `arena run` --------------------------------------------------------------------------
 
 
+def _sprt_line(test: dict) -> str:
+    """One candidate's SPRT stop rule as a line of text (names are printed without markup)."""
+    rule = (f"SPRT {test['candidate']} vs the field ({test['model']}, elo0={test['elo0']:g}, "
+            f"elo1={test['elo1']:g}, alpha={test['alpha']:g}, beta={test['beta']:g})")
+    if test["llr"] is None:
+        return f"{rule}: no complete deal pairs yet"
+    verdict = {"H1": "H1 accepted (stronger)", "H0": "H0 accepted (not stronger)",
+               None: "undecided when the gauntlet ended"}[test["decision"]]
+    return (f"{rule}: pairs {test['counts']}, LLR {test['llr']:.3f} in "
+            f"[{test['lower']:.3f}, {test['upper']:.3f}] — {verdict}")
+
+
 def print_summary(db: Path, tournament_id: int) -> None:
     """Print what `arena run` ends with: each stage's standings and Elo table, and an event's overall."""
     try:
@@ -373,6 +385,8 @@ def print_summary(db: Path, tournament_id: int) -> None:
         report = reports.tournament_report(store, tournament_id)
         ratings = {st["stage"]: rating_reports.tournament_ratings(store, tournament_id, st["stage"])
                    for st in report["stages"]}
+        sprts = {st["stage"]: rating_reports.gauntlet_sprt(store, tournament_id, st["stage"])
+                 for st in report["stages"]}
     except ArenaError as exc:
         fail(exc)
     t, event = report["tournament"], report["event"]
@@ -382,5 +396,7 @@ def print_summary(db: Path, tournament_id: int) -> None:
         table = ratings[st["stage"]]
         print_ratings(table["rows"], f"{label} — ratings (tournament {t['id']}, {t['status']})",
                       OutputFormat.table, table["method"])
+        for test in sprts[st["stage"]]:
+            console.print(_sprt_line(test), highlight=False, markup=False)
     if event and report["overall"] is not None:
         console.print(_overall_table(f"{t['name']} — overall standing", report["overall"]))

@@ -56,6 +56,8 @@ class MatchScore:
     match_points: tuple[float, ...]
     games: int = 0
     partners: frozenset[tuple[int, int]] = frozenset()
+    #: Per deal, in deal order: (games played of it, each position's points over them).
+    deals: tuple[tuple[int, tuple[float, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class Pairing:
     candidates: tuple[int, ...] = ()  # gauntlet: the bots that play the rest of the field
     seeding: tuple[int, ...] = ()  # swiss: initial order, strongest first (empty: from the seed)
     bye_points: float = 1.0  # match points of a bye
+    sprt: tuple | None = None  # gauntlet: (elo0, elo1, alpha, beta, model) stops a decided candidate
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -88,6 +91,10 @@ class Scheduler(ABC):
     #: False when the rounds do not depend on results, so the driver may start round r+1 before
     #: round r has finished (round robin, gauntlet); True for Swiss.
     depends_on_results: bool = True
+
+    def depends_on(self, pairing: Pairing) -> bool:
+        """Whether this stage's next round depends on the results so far (no prefetch then)."""
+        return self.depends_on_results
 
     @abstractmethod
     def next_round(self, pairing: Pairing, history: History) -> Round | None:

@@ -7,6 +7,11 @@ Three or four seats: a cycle has C(F, seats-1) rounds; in round r candidate c si
 combination of lexicographic rank (r + c) mod C(F, seats-1). The table is rotated by r + cycle, so
 first seat moves round the table from round to round and a second cycle swaps the seats of every
 two-seat pairing.
+
+With an SPRT stop rule (2 seats only), each candidate's duplicate-deal pair scores against the
+field so far (pentanomial counts of complete deals) are tested before every round; a candidate
+whose test has decided (H0 or H1) sits out from then on, and the stage ends when every candidate
+has decided or the cycles run out. The rounds then depend on results: the driver waits for each.
 """
 
 from __future__ import annotations
@@ -56,11 +61,18 @@ class Gauntlet(Scheduler):
         if pairing.cycles < 1:
             raise ConfigError(f"gauntlet needs at least 1 cycle (got {pairing.cycles})")
 
+    def depends_on(self, pairing: Pairing) -> bool:
+        """Only with an SPRT stop rule do the rounds depend on results."""
+        return pairing.sprt is not None
+
     def next_round(self, pairing: Pairing, history: History) -> Round | None:
-        """Round len(history.rounds) + 1: one table per candidate; results are ignored."""
+        """Round len(history.rounds) + 1: one table per candidate still playing."""
         self.validate(pairing)
         played = len(history.rounds)
         if played >= self.total_rounds(pairing):
+            return None
+        decided = set(decided_candidates(pairing, history)) if pairing.sprt else set()
+        if decided >= set(pairing.candidates):
             return None
         field = field_of(pairing)
         opponents = pairing.seats - 1
@@ -69,8 +81,41 @@ class Gauntlet(Scheduler):
         number = played + 1
         tables = []
         for c, candidate in enumerate(pairing.candidates):
+            if candidate in decided:
+                continue
             rank = (index + c) % per_cycle
             chosen = unrank_combination(len(field), opponents, rank)
             group = (candidate, *(field[i] for i in chosen))
-            tables.append(Table(number, c + 1, rotate(group, index + cycle)))
+            tables.append(Table(number, len(tables) + 1, rotate(group, index + cycle)))
         return Round(number, tuple(tables))
+
+
+def candidate_pairs(candidate: int, history: History) -> list[int]:
+    """Pentanomial counts (deals scoring 0, ½, 1, 1½, 2) of a candidate's complete 2-game deals."""
+    counts = [0] * 5
+    for match in history.matches:
+        if len(match.bots) == 2 and candidate in match.bots:
+            position = match.bots.index(candidate)
+            for games, points in match.deals:
+                if games == 2:
+                    counts[min(4, max(0, round(points[position] * 2)))] += 1
+    return counts
+
+
+def sprt_state(pairing: Pairing, history: History) -> dict[int, tuple[list[int], object]]:
+    """Each candidate's pair counts and SPRT result (an arena.ratings.SprtResult) so far."""
+    from arena.ratings.sprt import sprt  # scipy is loaded only for stages that use the rule
+
+    elo0, elo1, alpha, beta, model = pairing.sprt
+    out = {}
+    for candidate in pairing.candidates:
+        counts = candidate_pairs(candidate, history)
+        out[candidate] = (counts, sprt(counts, elo0, elo1, alpha, beta, model) if sum(counts)
+                          else None)
+    return out
+
+
+def decided_candidates(pairing: Pairing, history: History) -> list[int]:
+    """The candidates whose SPRT has reached H0 or H1."""
+    return [c for c, (_, result) in sprt_state(pairing, history).items()
+            if result is not None and result.decision is not None]
