@@ -28,7 +28,8 @@ from scipy import sparse
 from scipy.special import expit
 
 from arena.ratings.elo import DEFAULT_RATING
-from arena.ratings.fitting import Fit, Objective, Tables, compact, compile_games, fit_pools
+from arena.ratings.fitting import (PRECISE, Fit, Objective, Tables, compact, compile_games,
+                                   fit_pools)
 
 
 class BradleyTerryObjective(Objective):
@@ -79,10 +80,11 @@ class BradleyTerryObjective(Objective):
 
 
 def fit_tables(tables: Tables, *, average: float = DEFAULT_RATING,
-               anchor: tuple[str, float] | None = None, start: np.ndarray | None = None) -> Fit:
+               anchor: tuple[str, float] | None = None, start: np.ndarray | None = None,
+               tolerance: float = PRECISE) -> Fit:
     """Bradley–Terry fit of compiled tables."""
     return fit_pools(tables, "bt", BradleyTerryObjective, average=average, anchor=anchor,
-                     start=start)
+                     start=start, tolerance=tolerance)
 
 
 def bradley_terry(games: Iterable[dict], *, bots: Iterable[str] = (),

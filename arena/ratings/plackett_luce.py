@@ -32,7 +32,8 @@ import numpy as np
 from scipy import sparse
 
 from arena.ratings.elo import DEFAULT_RATING
-from arena.ratings.fitting import Fit, Objective, Tables, compact, compile_games, fit_pools
+from arena.ratings.fitting import (PRECISE, Fit, Objective, Tables, compact, compile_games,
+                                   fit_pools)
 
 
 @cache
@@ -156,10 +157,11 @@ class PlackettLuceObjective(Objective):
 
 
 def fit_tables(tables: Tables, *, average: float = DEFAULT_RATING,
-               anchor: tuple[str, float] | None = None, start: np.ndarray | None = None) -> Fit:
+               anchor: tuple[str, float] | None = None, start: np.ndarray | None = None,
+               tolerance: float = PRECISE) -> Fit:
     """Plackett–Luce fit of compiled tables."""
     return fit_pools(tables, "pl", PlackettLuceObjective, average=average, anchor=anchor,
-                     start=start)
+                     start=start, tolerance=tolerance)
 
 
 def plackett_luce(games: Iterable[dict], *, bots: Iterable[str] = (),
