@@ -88,9 +88,8 @@ def test_draw_counts_half_a_win_and_half_a_loss():
 def test_multi_seat_tables_weigh_pairs_by_one_over_n_minus_one():
     # A 4-seat table weighted 1/3 per pair: 3 identical tables = one full-weight game per pair.
     four = [table(i, [1, 2, 3, 4], list("abcd")) for i in range(3)]
-    pairs = [table(10 * i + j, [1, 2], [x, y])
-             for i, (x, y) in enumerate([("a", "b"), ("a", "c"), ("a", "d"), ("b", "c"),
-                                         ("b", "d"), ("c", "d")]) for j in range(1)]
+    pairs = [table(10 + i, [1, 2], [x, y]) for i, (x, y) in enumerate(
+        [("a", "b"), ("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"), ("c", "d")])]
     # Make both pools bounded: add the same reversed results to each.
     back4 = [table(100 + i, [4, 3, 2, 1], list("abcd")) for i in range(3)]
     back2 = [table(200 + i, [2, 1], [g["seats"][0]["bot"], g["seats"][1]["bot"]])
