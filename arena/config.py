@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from arena.errors import ConfigError
-from arena.games import get_game
+from arena.games import get_game, make_options
 from arena.players.base import BotSpec
 from arena.players.launch import SANDBOXES
 from arena.players.limits import LimitOverrides, as_overrides, resolve_limits
@@ -376,3 +376,100 @@ def time_control(config: TournamentConfig) -> TimeControl:
     t = config.time
     return TimeControl(startup_ms=t.startup_ms, move_ms=t.move_ms, bank_ms=t.bank_ms,
                        grace_ms=t.grace_ms)
+
+
+# -- ladders ----------------------------------------------------------------------------------------
+
+
+class LadderFormat(_Strict):
+    """One kind of table a ladder plays: a game at a seat count, with its share of tables."""
+
+    game: str
+    seats: int = Field(default=2, ge=2, le=4)
+    weight: float = Field(default=1.0, gt=0, description="Share of tables (relative to the others).")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class EntrantRule(_Strict):
+    """Who plays: registry bots that list every game of the ladder (or the named ones)."""
+
+    versions: str = Field(default="latest", description="latest (each bot's newest active version) or all.")
+    bots: list[str] = Field(default_factory=list,
+                            description="Only these registry bots (name or name@version); empty: all.")
+
+    @model_validator(mode="after")
+    def _versions(self) -> EntrantRule:
+        if self.versions not in ("latest", "all"):
+            raise ValueError(f"versions: expected latest or all, got {self.versions!r}")
+        return self
+
+
+class LeaderboardConfig(_Strict):
+    """How often the published leaderboard (maximum likelihood, bootstrap intervals) is refitted."""
+
+    every_tables: int = Field(default=50, ge=1, description="Refit after this many new tables.")
+    samples: int = Field(default=100, ge=0, le=10_000, description="Bootstrap samples of each refit.")
+
+
+class MatchmakingSettings(_Strict):
+    """The matchmaker's settings (see arena/scheduling/matchmaking.py for what each does)."""
+
+    strategy: str = "info"
+    placement_games: int = Field(default=8, ge=0)
+    min_share: float = Field(default=0.5, ge=0, le=1)
+    window: int = Field(default=100, ge=1)
+    top_k: int = Field(default=4, ge=2)
+    top_share: float = Field(default=0.1, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _strategy(self) -> MatchmakingSettings:
+        if self.strategy not in ("info", "random", "round_robin"):
+            raise ValueError(f"strategy: expected info, random or round_robin, got {self.strategy!r}")
+        return self
+
+
+class LadderConfig(_Strict):
+    """A ladder: a continuous competition of registry bots over one or several formats."""
+
+    name: str
+    seed: int = 0
+    deals: int = Field(default=1, ge=1, le=50, description="Deals per table, each at every seat rotation.")
+    in_flight: int | None = Field(default=None, ge=1, le=1024,
+                                  description="Tables in flight (default: the executor's capacity).")
+    match_attempts: int = Field(default=3, ge=1, le=20)
+    max_failures: int = Field(default=3, ge=1)
+    pin_cpu: bool = True
+    sandbox: str = "auto"
+    validate_bots: bool = Field(default=True, alias="validate",
+                                description="Play a validation game before a new version enters.")
+    limits: LimitOverrides | None = None
+    time: TimeConfig = Field(default_factory=TimeConfig)
+    rating: RatingConfig = Field(default_factory=RatingConfig)
+    formats: list[LadderFormat] = Field(min_length=1)
+    entrants: EntrantRule = Field(default_factory=EntrantRule)
+    matchmaking: MatchmakingSettings = Field(default_factory=MatchmakingSettings)
+    leaderboard: LeaderboardConfig = Field(default_factory=LeaderboardConfig)
+
+    @property
+    def games(self) -> list[str]:
+        """The ladder's games, each once, in config order."""
+        return list(dict.fromkeys(f.game for f in self.formats))
+
+
+def load_ladder_config(path: str | Path) -> LadderConfig:
+    """A validated ladder config: every format's game, seats and options checked."""
+    path = Path(path)
+    raw = read_toml(path)
+    raw.setdefault("name", path.stem)
+    try:
+        config = LadderConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise _first_error(exc, str(path)) from None
+    for i, fmt in enumerate(config.formats, 1):
+        try:
+            game_cls = get_game(fmt.game)
+            options = make_options(fmt.game, fmt.options)
+            game_cls.validate_options(options, fmt.seats)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: formats[{i}]: {exc}") from None
+    return config

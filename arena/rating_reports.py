@@ -122,18 +122,21 @@ def crosstable_report(store: Store, tournament_id: int, stage: int) -> dict:
 
 
 def leaderboard(store: Store, game: str, method: str | None = None, since: str | None = None,
-                samples: int = DEFAULT_SAMPLES, seed: int = 0, save: bool = True) -> dict:
-    """One game's leaderboard over every recorded game of it, rated per bot version.
+                samples: int = DEFAULT_SAMPLES, seed: int = 0, save: bool = True,
+                ladder_id: int | None = None) -> dict:
+    """One game's leaderboard over every recorded game of it (or of one ladder), per bot version.
 
     Returns {game, method, since, rows, groups}; without `since` it is also stored (pooled
-    ratings, scope "game"), replacing the previous one for that method.
+    ratings, scope "game", or "ladder" with id "<ladder id>:<game>"), replacing the previous one
+    for that method.
     """
     get_game(game)  # an unknown game name is a ConfigError naming the known ones
     if method is not None and method not in METHODS:
         raise ConfigError(f"--method: unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    games, versions = store.pooled_games(game, since)
+    games, versions = store.pooled_games(game, since, tournament_id=ladder_id)
     if not games:
-        raise ConfigError(f"no recorded games of {game!r}" + (f" since {since}" if since else ""))
+        raise ConfigError(f"no recorded games of {game!r}" + (f" since {since}" if since else "")
+                          + (f" in ladder {ladder_id}" if ladder_id is not None else ""))
     method = method or default_method(games)
     result = pool_flags(rate(games, method, samples=samples, seed=seed))
     rows = []
@@ -142,7 +145,8 @@ def leaderboard(store: Store, game: str, method: str | None = None, since: str |
         rows.append({**_common(r), "rank": i, "bot": who["bot"], "version": who["version"],
                      "bot_id": who["bot_id"], "last_played": who["last_played"]})
     if save and since is None:
-        store.save_pooled_ratings(GAME_SCOPE, game, method,
+        scope = (GAME_SCOPE, game) if ladder_id is None else ("ladder", f"{ladder_id}:{game}")
+        store.save_pooled_ratings(*scope, method,
                                   [{k: v for k, v in r.items() if k != "rank"} for r in rows])
     return {"game": game, "method": method, "since": since, "rows": rows,
             "groups": result.groups}
@@ -226,10 +230,7 @@ def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
     rows = store.db.execute(
         "select g.id, sa.rank, sb.rank from games g "
         "join game_seats sa on sa.game_id = g.id join game_seats sb on sb.game_id = g.id "
-        "join tournament_bots ta on ta.tournament_id = g.tournament_id "
-        "join bots ba on ba.id = ta.bot_id and ba.name = sa.bot "
-        "join tournament_bots tb on tb.tournament_id = g.tournament_id "
-        "join bots bb on bb.id = tb.bot_id and bb.name = sb.bot "
+        "join bots ba on ba.id = sa.bot_id join bots bb on bb.id = sb.bot_id "
         f"where {fa} and {fb} and sa.team != sb.team{scope} order by g.tournament_id, g.ordinal",
         [*pa, *pb, *sargs]).fetchall()
     h2h = HeadToHead(a, b)

@@ -341,10 +341,8 @@ class Registry:
                 # The ratings table is keyed by the bot's name within a tournament.
                 ratings = list(q(
                     "select r.tournament_id, t.name tournament, r.stage, r.method, r.rating, "
-                    "r.games from ratings r join tournaments t on t.id = r.tournament_id "
-                    "join tournament_bots tb on tb.tournament_id = r.tournament_id "
-                    "and tb.bot_id = ? join bots b on b.id = tb.bot_id and b.name = r.bot "
-                    "where r.tournament_id = ? order by r.stage, r.method",
+                    "r.lo, r.hi, r.games from ratings r join tournaments t on t.id = r.tournament_id "
+                    "where r.bot_id = ? and r.tournament_id = ? order by r.stage, r.method",
                     [v.id, tournaments[0]]))
             failures = list(q(
                 "select g.id game_id, g.tournament_id, g.termination, g.detail, g.evidence, "
@@ -356,8 +354,30 @@ class Registry:
             for f in failures:
                 f["stderr_tail"] = (f.pop("stderr") or "")[-STDERR_TAIL:]
             out.append({**v.__dict__, "ref": v.ref, "tournaments": len(tournaments),
-                        "games_played": games, "ratings": ratings, "failures": failures})
+                        "games_played": games, "ratings": ratings, "failures": failures,
+                        **self._ladder_record(v.id)})
         return {"name": name, "versions": out}
+
+    def _ladder_record(self, bot_id: int) -> dict:
+        """A version's ladders (entry, why rejected), recent ladder games and rating trajectory."""
+        q = self.store.db.query
+        ladders = list(q(
+            "select t.id ladder_id, t.name ladder, e.status, e.reason, e.joined_tick, "
+            "e.retired_tick, (select count(*) from game_seats s join games g on g.id = s.game_id "
+            "where g.tournament_id = t.id and s.bot_id = e.bot_id) games "
+            "from ladder_entries e join tournaments t on t.id = e.tournament_id "
+            "where e.bot_id = ? order by t.id", [bot_id]))
+        recent = list(q(
+            "select g.id game_id, g.tournament_id ladder_id, g.game, s.rank, g.num_seats seats, "
+            "g.termination, g.recorded_at from game_seats s join games g on g.id = s.game_id "
+            "join tournaments t on t.id = g.tournament_id "
+            "where s.bot_id = ? and t.format = 'ladder' order by g.recorded_at desc, g.ordinal desc "
+            "limit 10", [bot_id]))
+        trajectory = list(q(
+            "select scope_id, method, tables, games, rating, lo, hi, computed_at "
+            "from rating_snapshots where bot_id = ? and scope_kind = 'ladder' "
+            "order by computed_at, tables", [bot_id]))
+        return {"ladders": ladders, "ladder_games": recent, "ladder_ratings": trajectory}
 
     def remove(self, ref: str) -> list[str]:
         """Retire a version (or every version of a bot); its history and ratings stay."""

@@ -23,7 +23,7 @@ import sqlite_utils
 
 from arena.errors import LeaseError, StoreError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 LEASE_STALE_S = 60.0  # a lease whose heartbeat is older than this belongs to a dead driver
 ERROR_KEEP = 16 * 1024  # characters of a runner error's traceback kept per attempt
 
@@ -461,20 +461,34 @@ class Store:
                 {"scope_kind": scope_kind, "scope_id": scope_id, "method": method,
                  "computed_at": stamp, **row} for row in rows))
 
+    def save_rating_snapshot(self, scope_kind: str, scope_id: str, method: str, tables: int,
+                             rows: list[dict]) -> None:
+        """Append a published table's ratings (each row: bot_id, games, rating, lo, hi)."""
+        stamp = now()
+        with self.transaction():
+            self._insert("rating_snapshots", (
+                {"scope_kind": scope_kind, "scope_id": scope_id, "method": method,
+                 "bot_id": r["bot_id"], "tables": tables, "games": r["games"],
+                 "rating": r["rating"], "lo": r["lo"], "hi": r["hi"], "computed_at": stamp}
+                for r in rows))
+
     def pooled_ratings(self, scope_kind: str, scope_id: str, method: str) -> list[dict]:
         """A stored pooled leaderboard, best first."""
         return list(self.db["pooled_ratings"].rows_where(
             "scope_kind = ? and scope_id = ? and method = ?", [scope_kind, scope_id, method],
             order_by="rating desc, bot, version"))
 
-    def pooled_games(self, game: str, since: str | None = None) -> tuple[list[dict], dict[str, dict]]:
-        """Every finished game of `game` across tournaments, its seats keyed by bot version.
+    def pooled_games(self, game: str, since: str | None = None,
+                     tournament_id: int | None = None) -> tuple[list[dict], dict[str, dict]]:
+        """Every finished game of `game` across tournaments (or of one), seats keyed by bot version.
 
         Returns (games, versions): each seat's `bot` is a version key (`name@version`, or the
         name when the version is empty) and versions maps each key to its bot row (id, name,
         version) plus `last_played`. Games of error matches are never stored, so none is counted.
         """
         where, args = "g.game = ?", [game]
+        if tournament_id is not None:
+            where, args = where + " and g.tournament_id = ?", args + [tournament_id]
         if since is not None:
             where, args = where + " and g.recorded_at >= ?", args + [since]
         games: dict[str, dict] = {}
@@ -482,9 +496,7 @@ class Store:
         for row in self.db.query(
             "select g.id, g.tournament_id, g.ordinal, g.match_id, g.deal, g.recorded_at, s.bot, "
             "s.team, s.rank, b.id as bot_id, b.name, b.version from games g "
-            "join game_seats s on s.game_id = g.id "
-            "join tournament_bots t on t.tournament_id = g.tournament_id "
-            "join bots b on b.id = t.bot_id and b.name = s.bot "
+            "join game_seats s on s.game_id = g.id join bots b on b.id = s.bot_id "
             f"where {where} order by g.tournament_id, g.ordinal, s.seat", args
         ):
             key = f"{row['name']}@{row['version']}" if row["version"] else row["name"]
@@ -510,6 +522,86 @@ class Store:
             "select e.match_id, e.attempt, e.kind, e.error, e.worker, e.recorded_at, m.status "
             "from match_errors e join matches m on m.id = e.match_id "
             "where m.tournament_id = ? order by e.recorded_at, e.match_id", [tournament_id]))
+
+    # -- ladders --------------------------------------------------------------------------------
+    def ladder_entry(self, tournament_id: int, bot_id: int, key: str, status: str, reason: str,
+                     tick: int) -> None:
+        """Record a version's entry (active, or rejected with the reason) at table `tick`.
+
+        An active entrant also becomes an entrant of the ladder's tournament row.
+        """
+        with self.transaction():
+            self.db.conn.execute(
+                "insert or replace into ladder_entries (tournament_id, bot_id, key, status, reason, "
+                "joined_tick, retired_tick, recorded_at) values (?, ?, ?, ?, ?, ?, null, ?)",
+                [tournament_id, bot_id, key, status, reason, tick, now()])
+            known = self.db.conn.execute(
+                "select 1 from tournament_bots where tournament_id = ? and bot_id = ?",
+                [tournament_id, bot_id]).fetchone()
+            if status == "active" and not known:
+                entry = self.db.conn.execute(
+                    "select count(*) from tournament_bots where tournament_id = ?",
+                    [tournament_id]).fetchone()[0]
+                self._insert("tournament_bots", [{"tournament_id": tournament_id,
+                                                  "bot_id": bot_id, "entry": entry}])
+
+    def ladder_retire(self, tournament_id: int, bot_id: int, tick: int) -> None:
+        """A version stops getting tables from table `tick` on; its games and ratings stay."""
+        with self.transaction():
+            self.db.conn.execute(
+                "update ladder_entries set status = 'retired', retired_tick = ? "
+                "where tournament_id = ? and bot_id = ? and status = 'active'",
+                [tick, tournament_id, bot_id])
+
+    def ladder_entries(self, tournament_id: int) -> list[dict]:
+        """Every version a ladder has seen, in the order they joined."""
+        return list(self.db.query(
+            "select * from ladder_entries where tournament_id = ? order by joined_tick, recorded_at, "
+            "bot_id", [tournament_id]))
+
+    def ladder_choose(self, tournament_id: int, number: int, fmt: int, bots: list[str],
+                      match_id: str, reason: str) -> None:
+        """Record table `number` as chosen (pending) before it is played."""
+        with self.transaction():
+            self._insert("ladder_tables", [{
+                "tournament_id": tournament_id, "number": number, "format": fmt,
+                "bots": _dumps(list(bots)), "match_id": match_id, "reason": reason,
+                "status": "pending", "chosen_at": now(), "finished_at": None}])
+
+    def ladder_tables(self, tournament_id: int) -> list[dict]:
+        """A ladder's tables in order, each with its bots (keys in seat order) and status."""
+        rows = list(self.db.query("select * from ladder_tables where tournament_id = ? "
+                                  "order by number", [tournament_id]))
+        for r in rows:
+            r["bots"] = json.loads(r["bots"])
+        return rows
+
+    def record_ladder_matches(self, tournament_id: int, items: Iterable[tuple[int, MatchRecord]],
+                              bot_ids: dict[str, int]) -> None:
+        """Write finished ladder tables (number, record) and mark them finished, in one transaction."""
+        stamp = now()
+        with self.transaction():
+            for number, item in items:
+                self._write_match(tournament_id, item, bot_ids)
+                self.db.conn.execute(
+                    "update ladder_tables set status = 'finished', finished_at = ? "
+                    "where tournament_id = ? and number = ?", [stamp, tournament_id, number])
+            self._heartbeat(tournament_id)
+
+    def ladder_results(self, tournament_id: int) -> dict[int, list[list[int]]]:
+        """Per finished table number: each game's ranks by table position (the chosen seat order)."""
+        out: dict[int, dict[str, list]] = {}
+        positions = {r["number"]: r["bots"] for r in self.ladder_tables(tournament_id)}
+        for row in self.db.query(
+            "select t.number, g.id, s.bot, s.rank from ladder_tables t "
+            "join games g on g.match_id = t.match_id join game_seats s on s.game_id = g.id "
+            "where t.tournament_id = ? and t.status = 'finished' order by t.number, g.ordinal",
+            [tournament_id]
+        ):
+            game = out.setdefault(row["number"], {}).setdefault(
+                row["id"], [0] * len(positions[row["number"]]))
+            game[positions[row["number"]].index(row["bot"])] = row["rank"]
+        return {n: list(games.values()) for n, games in out.items()}
 
     # -- leases ---------------------------------------------------------------------------------
     def acquire_lease(self, tournament_id: int, lease: Lease, take_stale: bool) -> None:
@@ -567,6 +659,16 @@ class Store:
         row = rows[0]
         row["alive"] = lease_alive(row["pid"], row["host"], row["heartbeat_ts"])
         return row
+
+    def request_stop(self, tournament_id: int) -> bool:
+        """Ask the running driver to stop (resumable); False when no live driver holds it."""
+        with self.transaction():
+            lease = self.lease(tournament_id)
+            if not (lease and lease["alive"]):
+                return False
+            self.db.conn.execute("update leases set cancel_requested = 1 where tournament_id = ?",
+                                 [tournament_id])
+        return True
 
     def request_cancel(self, tournament_id: int) -> str:
         """Ask the running driver to stop, or cancel a stopped tournament; returns what happened."""
@@ -806,4 +908,30 @@ def _migration_4(store: Store) -> None:
     db["games"].create_index(["game", "recorded_at"])
 
 
-MIGRATIONS = {1: _migration_1, 2: _migration_2, 3: _migration_3, 4: _migration_4}
+def _migration_5(store: Store) -> None:
+    """Ladders: a tournament row of format "ladder", its entries (join/retire ticks) and tables."""
+    db = store.db
+    db.create_table(
+        "ladder_entries",
+        {"tournament_id": int, "bot_id": int, "key": str, "status": str, "reason": str,
+         "joined_tick": int, "retired_tick": int, "recorded_at": str},
+        pk=("tournament_id", "bot_id"),
+        foreign_keys=[("tournament_id", "tournaments", "id"), ("bot_id", "bots", "id")],
+    )
+    db.create_table(
+        "ladder_tables",
+        {"tournament_id": int, "number": int, "format": int, "bots": str, "match_id": str,
+         "reason": str, "status": str, "chosen_at": str, "finished_at": str},
+        pk=("tournament_id", "number"), foreign_keys=[("tournament_id", "tournaments", "id")],
+    )
+    # Every published ladder rating, kept: a bot's rating trajectory.
+    db.create_table(
+        "rating_snapshots",
+        {"scope_kind": str, "scope_id": str, "method": str, "bot_id": int, "tables": int,
+         "games": int, "rating": float, "lo": float, "hi": float, "computed_at": str},
+        foreign_keys=[("bot_id", "bots", "id")],
+    )
+    db["rating_snapshots"].create_index(["bot_id", "computed_at"])
+
+
+MIGRATIONS = {1: _migration_1, 2: _migration_2, 3: _migration_3, 4: _migration_4, 5: _migration_5}

@@ -135,6 +135,51 @@ class _Stop(KeyboardInterrupt):
     """
 
 
+def install_sigterm() -> Callable[[], None]:
+    """SIGTERM stops a driver like Ctrl-C (matches in flight end, the rest is resumable); undo with the result."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum, frame):
+        raise _Stop()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def start_heartbeat(store: Store, tid: int, token: str,
+                    cancel_requested: threading.Event) -> threading.Event | None:
+    """A thread that refreshes a driver's lease and notices a requested cancel (or stop).
+
+    On a cancel it sets `cancel_requested` and, in the main thread's process, sends SIGTERM to
+    itself so a driver blocked on a match stops too. Set the returned event to end the thread.
+    """
+    if store.path is None:
+        return None  # an in-memory database has no second reader to tell about us
+    stop = threading.Event()
+    path = store.path
+    main_thread = threading.main_thread() is threading.current_thread()
+
+    def beat() -> None:
+        try:
+            own = Store(path)
+        except StoreError:
+            return
+        while not stop.wait(HEARTBEAT_SECONDS):
+            try:
+                cancel = own.heartbeat(tid, token)
+            except Exception:  # a busy database: try again next beat
+                continue
+            if cancel and not cancel_requested.is_set():
+                cancel_requested.set()
+                if main_thread:
+                    os.kill(os.getpid(), signal.SIGTERM)
+        own.db.conn.close()
+
+    threading.Thread(target=beat, name="arena-lease", daemon=True).start()
+    return stop
+
+
 class Driver:
     """Runs the stages of one tournament, round by round, keeping the executor busy."""
 
@@ -224,42 +269,10 @@ class Driver:
         return tid
 
     def _install_sigterm(self) -> Callable[[], None]:
-        """SIGTERM stops the driver like Ctrl-C: matches in flight end, the rest is resumable."""
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-
-        def handler(signum, frame):
-            raise _Stop()
-
-        previous = signal.signal(signal.SIGTERM, handler)
-        return lambda: signal.signal(signal.SIGTERM, previous)
+        return install_sigterm()
 
     def _start_heartbeat(self) -> threading.Event | None:
-        """A thread that refreshes the lease and notices `arena tournament cancel`."""
-        if self.store.path is None:
-            return None  # an in-memory database has no second reader to tell about us
-        stop = threading.Event()
-        path, tid, token = self.store.path, self.tid, self.lease.token
-        main_thread = threading.main_thread() is threading.current_thread()
-
-        def beat() -> None:
-            try:
-                own = Store(path)
-            except StoreError:
-                return
-            while not stop.wait(HEARTBEAT_SECONDS):
-                try:
-                    cancel = own.heartbeat(tid, token)
-                except Exception:  # a busy database: try again next beat
-                    continue
-                if cancel and not self.cancel_requested.is_set():
-                    self.cancel_requested.set()
-                    if main_thread:
-                        os.kill(os.getpid(), signal.SIGTERM)
-            own.db.conn.close()
-
-        threading.Thread(target=beat, name="arena-lease", daemon=True).start()
-        return stop
+        return start_heartbeat(self.store, self.tid, self.lease.token, self.cancel_requested)
 
     # -- stages ---------------------------------------------------------------------------------
     def _run_stage(self, stage: StagePlan) -> None:

@@ -105,6 +105,19 @@ def show(ref: Annotated[str, REF_ARG],
         for r in v["ratings"]:
             _say(f"  rating in tournament {r['tournament_id']} ({_safe(r['tournament'])}) stage "
                  f"{r['stage']}: {_safe(r['method'])} {r['rating']:.1f} over {r['games']} games")
+        for e in v["ladders"]:
+            state = {"active": "playing", "retired": "retired", "rejected": "rejected"}.get(
+                e["status"], e["status"])
+            _say(f"  ladder {e['ladder_id']} ({_safe(e['ladder'])}): {_safe(state)} since table "
+                 f"{e['joined_tick']}, {e['games']} games"
+                 + (f" — {_safe(e['reason'])}" if e["reason"] else ""))
+        if v["ladder_ratings"]:
+            points = ", ".join(f"{p['rating']:.0f}@{p['tables']}" for p in v["ladder_ratings"][-8:])
+            _say(f"  ladder rating trajectory (rating@tables): {points}")
+        for g in v["ladder_games"][:5]:
+            _say(f"  ladder game {_safe(g['game_id'])}: {_safe(g['game'])} {g['seats']} seats, "
+                 f"rank {g['rank']}" + ("" if g["termination"] == "normal"
+                                        else f" ({_safe(g['termination'])})"))
         for f in v["failures"]:
             _say(f"  failure {_safe(f['game_id'])}: {_safe(f['termination'])}: {_safe(f['detail'])}"
                  + (f" — {_safe(f['evidence'][:200])}" if f["evidence"] else ""))

@@ -114,16 +114,26 @@ def leaderboard(
         help="Only games recorded at or after this ISO date/time, e.g. 2026-11-01.")] = None,
     method: Annotated[Optional[str], METHOD_OPTION] = None,
     samples: Annotated[int, SAMPLES_OPTION] = DEFAULT_SAMPLES,
+    ladder: Annotated[Optional[str], typer.Option(help="Only this ladder's games (name or id).")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
-    """One game's leaderboard: every recorded game of it, across tournaments, rated per bot version."""
+    """One game's leaderboard: every recorded game of it (tournaments and ladders), per bot version."""
     try:
         if since is not None:
             since = _iso(since)
-        board = rating_reports.leaderboard(open_store(db), game, method, since, samples)
+        store = open_store(db)
+        ladder_id = None
+        if ladder is not None:
+            from arena.ladder import find_ladder
+
+            ladder_id = find_ladder(store, ladder)["id"]
+        board = rating_reports.leaderboard(store, game, method, since, samples,
+                                           ladder_id=ladder_id)
     except ArenaError as exc:
         fail(exc)
     scope = f"since {since}" if since else "all games"
+    if ladder is not None:
+        scope += f" of ladder {ladder}"
     rows = board["rows"]
     if format is OutputFormat.table:  # the day is enough on a terminal
         rows = [{**r, "last": (r["last_played"] or "")[:10]} for r in rows]
