@@ -1,0 +1,510 @@
+"""The ladder's matchmaker: the next table, chosen to learn the ranking fast while staying fair.
+
+Model. Every bot version has a Gaussian belief N(μ, σ²) about its strength, updated online after
+each game by Weng & Lin's (2011) Bayesian approximation with Bradley–Terry full-pair likelihoods
+(the update behind openskill): every pair of sides (i, q) contributes a logistic comparison with
+c² = σ_i² + σ_q² + 2β², score 1 / ½ / 0 by finishing rank (a tie is half a win), a mean shift
+σ_i²/c · (s − p̂) and a variance shrink factor. Internally strengths are natural log-odds with
+2β² = 1, so when σ → 0 the model is exactly Bradley–Terry on the Elo scale (P = 1 / (1 + 10^(−d/400)))
+and μ is comparable with `arena.ratings`' fits; `rating()` reports 1500 + θ · 400 / ln 10.
+A team's strength is its members' *mean* (as in `arena.ratings`), so its variance is Σσ²/n²;
+each member shares the team's update in proportion to its σ² (the linear-Gaussian projection of
+the team's change onto the member). σ never grows: a bot version never changes. The update is
+written here rather than taken from the `openskill` package: it is ~40 lines, it must be exactly
+reproducible for replay, and it needs the mean-team convention, which openskill does not use.
+
+Strategy ("info"). Each `choose` picks, in order:
+1. the format with the largest deficit (weight share × (tables + 1) − its count; ties by index),
+   so the mix follows the weights within one table;
+2. priority seats: versions still in placement (fewer than `placement_games` tables scheduled and
+   σ above `placement_sigma`; at most half the seats), then starved bots (see fairness), most
+   starved first;
+3. else, when the top tables are behind `top_share` of all tables (a deficit, so the share holds
+   exactly rather than in expectation), a table among the `top_k` bots by μ;
+4. the remaining seats by expected information: `candidates` tables are sampled around a seed bot
+   (a fixed priority bot, else drawn ∝ σ² / (1 + tables)), opponents drawn near the seed's μ
+   (spread ~ its σ) with an occasional uniform pick, and scored by the expected reduction of
+   Σσ² that the Weng–Lin update would make (it does not depend on the outcome, so it is exact);
+   a team table is scored at its best partnership split. The best wins; ties by the seeded rng.
+Seat order: the bot furthest below its share of firsts (Σ 1/seats over its tables) takes
+position 0, then the rest likewise;
+in team formats partners take positions 0 & 2 and 1 & 3.
+"random" draws uniform tables and "round_robin" walks every group of the field (in a seeded
+affine order of their lexicographic ranks, restarted when the field changes); both are baselines
+for the benchmark and skip steps 2–4.
+
+Fairness. Over the last `window` tables (or since it joined, if later) a bot's fair share is
+Σ seats / active bots over those tables; it counts as starved when its tables there (pending ones
+included) would fall below `min_share` × that share without this table. A bot in a pending table
+(chosen but not yet fed back) is not seated again while enough free bots remain.
+
+Determinism. The state is a pure function of the calls made: every random draw comes from a
+`random.Random` seeded by (seed, number), iteration follows join order or explicit sorts, and no
+clock or global state is read, so replaying a ladder's recorded calls reproduces its choices.
+Per-bot state is incremental: `choose` costs O(active bots + candidates × seats²).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from bisect import bisect_left
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from math import comb
+
+from arena.errors import ConfigError
+from arena.scheduling.round_robin import unrank_combination
+
+STRATEGIES = ("info", "random", "round_robin")
+
+#: Natural log-odds per Elo point: θ = (R − 1500) · ELO.
+ELO = math.log(10) / 400
+#: Weng–Lin's performance variance, 2β² = 1 in natural units: exact Bradley–Terry as σ → 0.
+TWO_BETA2 = 1.0
+#: The least factor a variance is multiplied by in one game (Weng–Lin's κ).
+KAPPA = 1e-4
+#: Share of opponent draws that ignore the seed's μ (keeps candidates diverse).
+UNIFORM_PICK = 0.1
+
+
+@dataclass(frozen=True)
+class Format:
+    """One kind of table the ladder plays, and its share of tables."""
+
+    game: str
+    seats: int
+    weight: float = 1.0
+    teams: bool = False  # 4 seats as two partnerships: positions 0 & 2 vs 1 & 3
+
+
+@dataclass(frozen=True)
+class MatchmakingConfig:
+    """How the matchmaker chooses tables (see the module docstring)."""
+
+    strategy: str = "info"  # "info", "random" or "round_robin"
+    placement_games: int = 8  # a new version is prioritised until it has played this many tables...
+    placement_sigma: float = 100.0  # ...or its σ (Elo units) fell below this
+    min_share: float = 0.5  # every active bot gets >= min_share × its fair share in every window
+    window: int = 100  # tables per fairness window
+    top_k: int = 4  # the top bots (by μ) ...
+    top_share: float = 0.1  # ... meet each other in at least this share of tables
+    candidates: int = 64  # tables scored per choice (bounded work for big fields)
+    prior_sigma: float = 200.0  # a new version's σ (Elo): about the spread of a typical field
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A table to play: its number, format index, bots in seat order and why it was chosen."""
+
+    number: int
+    format: int
+    bots: tuple[str, ...]
+    reason: str  # "placement", "starved", "top", "info", "random", "round_robin"
+
+
+@dataclass(frozen=True)
+class TableResult:
+    """A finished table: per game, each position's finishing rank (1 best; ties and teams equal)."""
+
+    number: int
+    format: int
+    bots: tuple[str, ...]
+    games: tuple[tuple[int, ...], ...]
+
+
+class _Bot:
+    """One version's rating and counters (all incremental)."""
+
+    __slots__ = ("name", "mu", "var", "scheduled", "finished", "pending", "first", "due_first",
+                 "active", "joined", "recent")
+
+    def __init__(self, name: str, prior_sigma: float) -> None:
+        self.name = name
+        self.mu = 0.0
+        self.var = (prior_sigma * ELO) ** 2
+        self.scheduled = 0
+        self.finished = 0
+        self.pending = 0
+        self.first = 0  # tables at position 0
+        self.due_first = 0.0  # Σ 1 / seats over its tables: its pro-rata share of firsts
+        self.active = False
+        self.joined = 0  # the table index it (last) joined at
+        self.recent: deque[int] = deque()  # indices of its scheduled tables in the window
+
+
+def side_positions(fmt: Format) -> list[tuple[int, ...]]:
+    """The positions of each side of a table of `fmt` (partners together in team formats)."""
+    if fmt.teams:
+        return [(0, 2), (1, 3)]
+    return [(p,) for p in range(fmt.seats)]
+
+
+def _side_stats(sides: Sequence[Sequence[_Bot]]) -> tuple[list[float], list[float], list[float]]:
+    """Each side's mean μ, its variance (Σσ²/n²) and its members' Σσ²."""
+    mus, vars_, totals = [], [], []
+    for side in sides:
+        n = len(side)
+        total = sum(b.var for b in side)
+        mus.append(sum(b.mu for b in side) / n)
+        vars_.append(total / (n * n))
+        totals.append(total)
+    return mus, vars_, totals
+
+
+def _pair_terms(mus: list[float], vars_: list[float], scores: list[list[float]] | None):
+    """Weng–Lin full-pair Ω (mean shift) and Δ (variance shrink) of every side."""
+    n = len(mus)
+    omega = [0.0] * n
+    delta = [0.0] * n
+    for i in range(n):
+        for q in range(i + 1, n):
+            c2 = vars_[i] + vars_[q] + TWO_BETA2
+            c = math.sqrt(c2)
+            p = 1.0 / (1.0 + math.exp((mus[q] - mus[i]) / c))  # P(i ahead of q)
+            pq = p * (1.0 - p)
+            if scores is not None:
+                s = scores[i][q]
+                omega[i] += vars_[i] / c * (s - p)
+                omega[q] += vars_[q] / c * (p - s)
+            delta[i] += math.sqrt(vars_[i]) / c * vars_[i] / c2 * pq
+            delta[q] += math.sqrt(vars_[q]) / c * vars_[q] / c2 * pq
+    return omega, delta
+
+
+def expected_gain(sides: Sequence[Sequence[_Bot]]) -> float:
+    """The reduction of Σσ² (natural units) one game of these sides makes under Weng–Lin."""
+    mus, vars_, totals = _side_stats(sides)
+    _, delta = _pair_terms(mus, vars_, None)
+    gain = 0.0
+    for side, d, total in zip(sides, delta, totals):
+        for b in side:
+            gain += b.var * min(b.var / total * d, 1.0 - KAPPA)
+    return gain
+
+
+def update(sides: Sequence[Sequence[_Bot]], ranks: Sequence[int]) -> None:
+    """Apply one game's Weng–Lin update (ranks per side, 1 best, equal = tie) in place."""
+    n = len(sides)
+    if n < 2:
+        return
+    scores = [[1.0 if ranks[i] < ranks[q] else 0.5 if ranks[i] == ranks[q] else 0.0
+               for q in range(n)] for i in range(n)]
+    mus, vars_, totals = _side_stats(sides)
+    omega, delta = _pair_terms(mus, vars_, scores)
+    for side, om, d, total in zip(sides, omega, delta, totals):
+        size = len(side)
+        for b in side:
+            share = b.var / total
+            # The member's share of the team mean's shift (the team mean moves by Ω; the member
+            # by Cov/Var · Ω = n σ_j² / Σσ² · Ω) and of its variance reduction.
+            b.mu += size * share * om
+            b.var *= max(1.0 - share * d, KAPPA)
+
+
+class Matchmaker:
+    """Chooses the ladder's tables one at a time and keeps online ratings (see module docstring)."""
+
+    def __init__(self, formats: Sequence[Format], config: MatchmakingConfig, seed: int) -> None:
+        if not formats:
+            raise ConfigError("the ladder needs at least one format")
+        for f in formats:
+            if not 2 <= f.seats <= 4:
+                raise ConfigError(f"format {f.game!r}: seats must be 2-4, got {f.seats}")
+            if f.teams and f.seats != 4:
+                raise ConfigError(f"format {f.game!r}: teams need 4 seats, got {f.seats}")
+            if not f.weight > 0:
+                raise ConfigError(f"format {f.game!r}: weight must be positive, got {f.weight}")
+        if config.strategy not in STRATEGIES:
+            raise ConfigError(f"unknown matchmaking strategy {config.strategy!r} "
+                              f"(choose {', '.join(STRATEGIES)})")
+        if config.window < 1 or config.candidates < 1:
+            raise ConfigError("window and candidates must be at least 1")
+        self.formats = tuple(formats)
+        self.config = config
+        self.seed = seed
+        total = sum(f.weight for f in formats)
+        self._shares = [f.weight / total for f in formats]
+        self._bots: dict[str, _Bot] = {}
+        self._active: dict[str, _Bot] = {}  # join order
+        self._tables = 0  # tables chosen so far
+        self._format_counts = [0] * len(formats)
+        self._top_tables = 0
+        self._reasons: Counter[str] = Counter()
+        self._pending: dict[int, tuple[str, ...]] = {}
+        # Cumulative fair share Σ seats / active over tables 0..t-1, for the last window + 1 t's.
+        self._cum: deque[float] = deque([0.0], maxlen=config.window + 1)
+        self._rr: dict[int, list] = {}  # round robin: format -> [field, next rank, a, b, size]
+
+    # -- the field ---------------------------------------------------------------------------
+
+    def _bot(self, name: str) -> _Bot:
+        """The state of `name`, created with the prior if it is new."""
+        bot = self._bots.get(name)
+        if bot is None:
+            bot = self._bots[name] = _Bot(name, self.config.prior_sigma)
+        return bot
+
+    def join(self, bot: str) -> None:
+        """Make a version active (idempotent); a rejoin restarts its fairness window."""
+        b = self._bot(bot)
+        if not b.active:
+            b.active = True
+            b.joined = self._tables
+            b.recent.clear()
+            self._active[bot] = b
+
+    def retire(self, bot: str) -> None:
+        """Stop giving `bot` tables; its results stay in the ratings."""
+        b = self._bots.get(bot)
+        if b is not None and b.active:
+            b.active = False
+            del self._active[bot]
+
+    def rating(self, bot: str) -> tuple[float, float]:
+        """(μ, σ) of `bot` on the Elo scale (the prior 1500 ± prior_sigma if it has no results)."""
+        b = self._bots.get(bot) or _Bot(bot, self.config.prior_sigma)
+        return 1500.0 + b.mu / ELO, math.sqrt(b.var) / ELO
+
+    # -- results -----------------------------------------------------------------------------
+
+    def add_result(self, result: TableResult) -> None:
+        """Update the ratings from a finished table's games and release its pending seats."""
+        bots = self._pending.pop(result.number, None)
+        if bots is not None:
+            for name in bots:
+                self._bots[name].pending -= 1
+        fmt = self.formats[result.format]
+        members = [self._bot(name) for name in result.bots]
+        sides = [[members[p] for p in side] for side in side_positions(fmt)]
+        for game in result.games:
+            if len(game) != len(members):
+                raise ValueError(f"table {result.number}: a game has {len(game)} ranks "
+                                 f"for {len(members)} bots")
+            update(sides, [game[side[0]] for side in side_positions(fmt)])
+        for b in members:
+            b.finished += 1
+
+    # -- fairness ----------------------------------------------------------------------------
+
+    def _window_counts(self, b: _Bot) -> tuple[int, float]:
+        """`b`'s tables among the window's earlier tables and its fair share of those tables."""
+        start = self._tables + 1 - self.config.window
+        while b.recent and b.recent[0] < start:
+            b.recent.popleft()
+        since = max(start, b.joined)
+        # _cum holds the cumulative shares of tables T-len+1..T; this table's is added by callers.
+        cum = self._cum
+        base = cum[since - (self._tables - len(cum) + 1)]
+        return len(b.recent), cum[-1] - base
+
+    def _starved(self, free: list[_Bot], seats: int) -> list[_Bot]:
+        """Free bots whose window share would fall below min_share × fair, most starved first."""
+        extra = seats / len(self._active)
+        out = []
+        for b in free:
+            count, fair = self._window_counts(b)
+            lack = self.config.min_share * (fair + extra) - count
+            if lack > 1e-9:
+                out.append((-lack, b.joined, b.name, b))
+        out.sort(key=lambda t: t[:3])
+        return [t[3] for t in out]
+
+    def _placing(self, b: _Bot) -> bool:
+        """Whether `b` is still in placement."""
+        return (b.scheduled < self.config.placement_games
+                and math.sqrt(b.var) / ELO > self.config.placement_sigma)
+
+    # -- choosing ----------------------------------------------------------------------------
+
+    def _pick_format(self) -> int | None:
+        """The playable format with the largest deficit (ties: lowest index)."""
+        best, best_deficit = None, -math.inf
+        for i, f in enumerate(self.formats):
+            if f.seats > len(self._active):
+                continue
+            deficit = self._shares[i] * (self._tables + 1) - self._format_counts[i]
+            if deficit > best_deficit + 1e-12:
+                best, best_deficit = i, deficit
+        return best
+
+    def choose(self, number: int) -> Choice | None:
+        """The next table (counted as scheduled and pending), or None if no format can be filled."""
+        fi = self._pick_format()
+        if fi is None:
+            return None
+        fmt = self.formats[fi]
+        rng = random.Random(f"arena-matchmaking:{self.seed}:{number}")
+        active = list(self._active.values())
+        free = [b for b in active if b.pending == 0]
+        # Seat busy bots only when the free ones cannot fill the table.
+        pool = free if len(free) >= fmt.seats else active
+        strategy = self.config.strategy
+        if strategy == "random":
+            group, reason = rng.sample(pool, fmt.seats), "random"
+        elif strategy == "round_robin":
+            group, reason = self._round_robin(fi, fmt), "round_robin"
+        else:
+            group, reason = self._info_table(fmt, pool, rng)
+        if reason == "top":
+            self._top_tables += 1
+        bots = self._seat(fmt, group, rng)
+        self._commit(number, fi, fmt, bots, reason)
+        return Choice(number, fi, tuple(b.name for b in bots), reason)
+
+    def _info_table(self, fmt: Format, pool: list[_Bot], rng: random.Random):
+        """Priority seats, then a top table, then the most informative candidate."""
+        cfg = self.config
+        seats = fmt.seats
+        fixed: list[_Bot] = []
+        placing = sorted((b for b in pool if self._placing(b)),
+                         key=lambda b: (b.scheduled, b.joined, b.name))
+        fixed.extend(placing[:max(1, seats // 2)])
+        reason = "placement" if fixed else ""
+        if len(fixed) < seats:
+            starved = [b for b in self._starved(pool, seats) if b not in fixed]
+            if starved and not reason:
+                reason = "starved"
+            fixed.extend(starved[:seats - len(fixed)])
+        if not fixed and cfg.top_k >= 2 and cfg.top_share > 0 \
+                and self._top_tables < cfg.top_share * (self._tables + 1):
+            top = sorted(self._active.values(), key=lambda b: (-b.mu, b.name))[:cfg.top_k]
+            in_pool = {b.name for b in pool}
+            # A busy top bot defers the top table: the deficit brings it back once it is free.
+            if all(b.name in in_pool for b in top):
+                if len(top) >= seats:
+                    return self._best(fmt, [list(c) for c in combinations(top, seats)],
+                                      rng), "top"
+                fixed, reason = list(top), "top"
+        if len(fixed) >= seats:
+            return self._best(fmt, [fixed[:seats]], rng), reason
+        return self._best(fmt, self._candidates(fmt, pool, fixed, rng), rng), reason or "info"
+
+    def _candidates(self, fmt: Format, pool: list[_Bot], fixed: list[_Bot],
+                    rng: random.Random) -> list[list[_Bot]]:
+        """Up to `candidates` distinct tables around a seed bot (fixed, or drawn ∝ σ²/(1+tables))."""
+        seats = fmt.seats
+        ordered = sorted(pool, key=lambda b: (b.mu, b.name))
+        mus = [b.mu for b in ordered]
+        cum, total = [], 0.0
+        for b in pool:
+            total += b.var / (1 + b.scheduled)
+            cum.append(total)
+        seen, out = set(), []
+        for _ in range(self.config.candidates):
+            table = list(fixed)
+            if not table:
+                table.append(pool[min(bisect_left(cum, rng.random() * total), len(pool) - 1)])
+            seed = table[0]
+            spread = math.sqrt(seed.var + TWO_BETA2)
+            while len(table) < seats:
+                if rng.random() < UNIFORM_PICK:
+                    pick = ordered[rng.randrange(len(ordered))]
+                    if pick in table:
+                        continue
+                else:
+                    pick = self._nearest(ordered, mus, seed.mu + rng.gauss(0.0, spread), table)
+                table.append(pick)
+            key = frozenset(b.name for b in table)
+            if key not in seen:
+                seen.add(key)
+                out.append(table)
+        return out
+
+    @staticmethod
+    def _nearest(ordered: list[_Bot], mus: list[float], target: float,
+                 taken: list[_Bot]) -> _Bot:
+        """The bot nearest `target` in μ that is not in `taken`."""
+        hi = bisect_left(mus, target)
+        lo = hi - 1
+        while True:
+            # Step towards whichever side is closer to the target.
+            if hi < len(ordered) and (lo < 0 or mus[hi] - target <= target - mus[lo]):
+                b, hi = ordered[hi], hi + 1
+            else:
+                b, lo = ordered[lo], lo - 1
+            if b not in taken:
+                return b
+
+    def _best(self, fmt: Format, tables: list[list[_Bot]], rng: random.Random) -> list[_Bot]:
+        """The candidate (in team formats: the partnership split) with the highest expected gain."""
+        best, best_key = None, None
+        for table in tables:
+            if fmt.teams:
+                a, b, c, d = table
+                options = [[a, c, b, d], [a, b, c, d], [a, b, d, c]]  # partners at 0 & 2
+            else:
+                options = [table]
+            for option in options:
+                sides = [[option[p] for p in side] for side in side_positions(fmt)]
+                key = (expected_gain(sides), rng.random())
+                if best_key is None or key > best_key:
+                    best, best_key = option, key
+        return best
+
+    def _round_robin(self, fi: int, fmt: Format) -> list[_Bot]:
+        """The next group of the current round-robin cycle of format `fi` (restarted on changes)."""
+        names = tuple(self._active)
+        state = self._rr.get(fi)
+        if state is None or state[0] != names or state[1] >= state[4]:
+            size = comb(len(names), fmt.seats)
+            # An affine permutation of the ranks: every group once per cycle, well mixed,
+            # with nothing of size C(N, seats) built.
+            a = self._coprime(size, 1 + (self.seed * 7919 + len(names) * 104729) % max(size, 1))
+            state = self._rr[fi] = [names, 0, a, self.seed % max(size, 1), size]
+        _, k, a, b, size = state
+        state[1] += 1
+        group = unrank_combination(len(names), fmt.seats, (a * k + b) % size)
+        return [self._active[names[i]] for i in group]
+
+    @staticmethod
+    def _coprime(n: int, start: int) -> int:
+        """The first number from `start` that is coprime with n and not 1 (unless n is tiny)."""
+        if n <= 2:
+            return 1
+        a = max(2, start % n)
+        while math.gcd(a, n) != 1:
+            a = a % (n - 1) + 1
+        return a
+
+    def _seat(self, fmt: Format, group: list[_Bot], rng: random.Random) -> list[_Bot]:
+        """Seat order: furthest below its share of firsts first; team partners (0&2, 1&3) kept."""
+        keys = {b.name: (b.first - b.due_first, rng.random()) for b in group}
+        if not fmt.teams:
+            return sorted(group, key=lambda b: keys[b.name])
+        team_a = sorted((group[0], group[2]), key=lambda b: keys[b.name])
+        team_b = sorted((group[1], group[3]), key=lambda b: keys[b.name])
+        if keys[team_b[0].name] < keys[team_a[0].name]:
+            team_a, team_b = team_b, team_a
+        return [team_a[0], team_b[0], team_a[1], team_b[1]]
+
+    def _commit(self, number: int, fi: int, fmt: Format, bots: list[_Bot], reason: str) -> None:
+        """Count the table as scheduled and pending."""
+        index = self._tables
+        for b in bots:
+            b.scheduled += 1
+            b.pending += 1
+            b.recent.append(index)
+            b.due_first += 1 / fmt.seats
+        bots[0].first += 1
+        self._pending[number] = tuple(b.name for b in bots)
+        self._format_counts[fi] += 1
+        self._reasons[reason] += 1
+        self._cum.append(self._cum[-1] + fmt.seats / len(self._active))
+        self._tables += 1
+
+    # -- reporting ---------------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        """Counters per bot (tables, window share, placement) and per format, and reasons."""
+        bots = {}
+        for name, b in self._bots.items():
+            mu, sigma = self.rating(name)
+            bots[name] = {"scheduled": b.scheduled, "finished": b.finished, "pending": b.pending,
+                          "placed": not self._placing(b), "active": b.active, "first": b.first,
+                          "mu": mu, "sigma": sigma}
+        return {"tables": self._tables, "formats": list(self._format_counts),
+                "top_tables": self._top_tables, "reasons": dict(self._reasons),
+                "pending": len(self._pending), "bots": bots}
