@@ -1,0 +1,605 @@
+"""The ladder: a continuous competition of registry bots, with matchmaking that learns the ranking.
+
+A ladder is stored as a tournament row of format "ladder" (so its matches, games, moves, logs,
+failures, replays and exports are those of any tournament) with one stage per format (a game at a
+seat count) and two tables of its own: `ladder_entries` (each bot version, when it joined or was
+rejected and why, when it was retired) and `ladder_tables` (each table chosen, in order, before it
+is played).
+
+Determinism. Table k is chosen by the matchmaker after it has been fed the results of tables
+0 … k − F in table order (F = tables in flight, fixed by the config or the executor) and the
+entries and retirements recorded at ticks ≤ k — never anything that depends on which match
+happened to finish first. So a resumed ladder replays its recorded history into a fresh
+matchmaker, checks that it chooses the recorded tables again, and goes on making the choices an
+uninterrupted run would have made; tables chosen but not finished are played again with the same
+seeds (nothing lost, nothing doubled).
+
+New versions. The registry is polled between tables: an active version that plays every game of
+the ladder (and passes the entrant rule) plays a validation match against the random bot first
+(`validate = false` skips it); it then enters at the current tick — with placement priority from
+the matchmaker — or is recorded as rejected with the reason, which `arena bot show` prints. A
+retired version (`arena bot remove`) gets no tables from the next tick on.
+
+Stopping. Ctrl-C or SIGTERM stop it cleanly (status "interrupted"), as do `arena ladder stop`
+("stopped"), `--games N` and `--minutes M` ("paused"); `arena ladder resume` continues exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from arena.cards import derive_seed
+from arena.config import LadderConfig, time_control
+from arena.errors import ConfigError, MatchErrorLimit, StoreError
+from arena.events import config_digest, match_id, ordinal
+from arena.executors import Executor
+from arena.games import make_options
+from arena.match import GamePlan, MatchFailure, MatchResult, MatchSpec
+from arena.players.base import BotSpec
+from arena.players.limits import as_overrides, resolve_limits
+from arena.rating_reports import pool_flags
+from arena.ratings import rate
+from arena.registry import BotVersion, Registry, parse_ref
+from arena.scheduling.matchmaking import (Choice, Format, Matchmaker, MatchmakingConfig,
+                                          TableResult)
+from arena.scheduling.seating import seatings
+from arena.standings import deal_points, deal_scores, score_match
+from arena.store import Lease, MatchRecord, Store
+from arena.tournament import _Stop, install_sigterm, start_heartbeat
+
+LADDER_FORMAT = "ladder"
+LADDER_SCOPE = "ladder"
+REGISTRY_POLL_S = 1.0  # seconds between looks at the registry for new and retired versions
+FLUSH_TABLES = 8  # finished tables written together (fewer transactions on a fast ladder)
+FLUSH_SECONDS = 2.0
+IDLE_WAIT_S = 0.5  # how long an idle ladder (too few bots) sleeps between registry polls
+
+
+@dataclass
+class LadderRun:
+    """What one run of a ladder did."""
+
+    tournament_id: int
+    tables_played: int = 0
+    games_played: int = 0
+    status: str = "running"
+    joined: list[str] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)
+    retired: list[str] = field(default_factory=list)
+
+
+class LadderListener:
+    """Callbacks for progress; the default does nothing."""
+
+    def started(self, tournament_id: int, resumed: bool, tables: int) -> None:
+        """The ladder is open (tables recorded so far)."""
+
+    def entered(self, key: str, status: str, reason: str) -> None:
+        """A version was validated: entered ("active") or "rejected"."""
+
+    def table_done(self, number: int, result: MatchResult) -> None:
+        """A table finished and was recorded."""
+
+
+def key_of(version: BotVersion) -> str:
+    """How a version is named at a ladder's tables: `name@version`."""
+    return f"{version.name}@{version.version}" if version.version else version.name
+
+
+def matchmaking_config(config: LadderConfig) -> MatchmakingConfig:
+    """The matchmaker's settings from a ladder config."""
+    m = config.matchmaking
+    return MatchmakingConfig(strategy=m.strategy, placement_games=m.placement_games,
+                             min_share=m.min_share, window=m.window, top_k=m.top_k,
+                             top_share=m.top_share)
+
+
+def formats_of(config: LadderConfig) -> list[Format]:
+    """The matchmaker's formats; a 4-seat format whose options set team_mode is a team format."""
+    return [Format(f.game, f.seats, f.weight, teams=bool(f.options.get("team_mode")) and f.seats == 4)
+            for f in config.formats]
+
+
+class Ladder:
+    """Runs (or resumes) one ladder until it is stopped or its budget is spent."""
+
+    def __init__(self, config: LadderConfig, store: Store, registry: Registry, executor: Executor,
+                 listener: LadderListener | None = None, games: int | None = None,
+                 minutes: float | None = None, clock: Callable[[], float] = time.monotonic):
+        self.config = config
+        self.store = store
+        self.registry = registry
+        self.executor = executor
+        self.listener = listener or LadderListener()
+        self.games_budget = games
+        self.deadline = None if minutes is None else clock() + 60 * minutes
+        self.clock = clock
+        self.lease = Lease.mine()
+        self.cancel_requested = threading.Event()
+        self.in_flight_limit = config.in_flight or max(1, executor.capacity())
+        self.formats = formats_of(config)
+        self.options = [make_options(f.game, f.options).model_dump(mode="json")
+                        for f in config.formats]
+        self.seatings = [seatings(f.seats, config.deals, True) for f in config.formats]
+        self.time = time_control(config)
+        self.tid = 0
+        self.matchmaker = Matchmaker(self.formats, matchmaking_config(config), config.seed)
+        self.entries: dict[str, dict] = {}  # key -> ladder_entries row
+        self.specs: dict[str, BotSpec] = {}
+        self.bot_ids: dict[str, int] = {}
+        self.tables: list[dict] = []  # every chosen table, in order
+        self.results: dict[int, TableResult] = {}  # finished, not yet fed to the matchmaker
+        self.fed = 0  # tables 0 … fed-1 have been fed
+        self.in_flight: dict[str, tuple[int, MatchSpec]] = {}
+        self.attempts: dict[str, int] = {}
+        self.buffer: list[tuple[int, MatchRecord]] = []
+        self.buffered_since = 0.0
+        self.last_poll = -1e9
+        self.since_refit = 0
+        self.run_info: LadderRun | None = None
+
+    # -- the run ----------------------------------------------------------------------------------
+    def run(self, resume: bool = False) -> LadderRun:
+        """Open, replay what is recorded, then play until stopped; the run's summary."""
+        self.tid = self._open(resume)
+        run = self.run_info = LadderRun(self.tid)
+        self._replay()
+        self.listener.started(self.tid, resume, len(self.tables))
+        restore = install_sigterm()
+        beat = start_heartbeat(self.store, self.tid, self.lease.token, self.cancel_requested)
+        status = "interrupted"
+        try:
+            status = self._loop()
+            self._flush()
+        except (KeyboardInterrupt, _Stop):
+            self._flush_quietly()
+            status = "stopped" if self.cancel_requested.is_set() else "interrupted"
+        except MatchErrorLimit:
+            self._flush_quietly()
+            status = "error"
+            raise
+        except BaseException:
+            self._flush_quietly()
+            raise
+        finally:
+            if beat is not None:
+                beat.set()
+            restore()
+            run.status = status
+            try:
+                self._publish()
+            finally:
+                self.store.set_status(self.tid, status)
+                self.store.release_lease(self.tid, self.lease.token)
+        if status == "interrupted":
+            raise KeyboardInterrupt
+        return run
+
+    def _open(self, resume: bool) -> int:
+        config, store = self.config, self.store
+        digest = config_digest(config)
+        existing = store.find_tournament(config.name)
+        if existing is not None and existing["format"] != LADDER_FORMAT:
+            raise ConfigError(f"{config.name!r} is the name of a tournament, not a ladder")
+        if not resume:
+            if existing is not None:
+                raise ConfigError(f"ladder {config.name!r} exists (id {existing['id']}); "
+                                  f"continue it with `arena ladder resume`")
+            stages = [{"name": f"{f.game}-{f.seats}p", "game": f.game, "format": LADDER_FORMAT,
+                       "seats": f.seats, "options": self.options[i],
+                       "config": f.model_dump(mode="json"), "entrants": [], "left_out": [],
+                       "rounds": 0} for i, f in enumerate(config.formats)]
+            return store.create_tournament(
+                config.name, ",".join(config.games), LADDER_FORMAT,
+                max(f.seats for f in config.formats), config.seed, {},
+                {**config.model_dump(mode="json", by_alias=True), "digest": digest}, [],
+                stages=stages, lease=self.lease)
+        if existing is None:
+            raise ConfigError(f"nothing to resume: no ladder named {config.name!r}")
+        if json.loads(existing["config"]).get("digest") != digest:
+            raise ConfigError(f"cannot resume ladder {config.name!r}: its config differs")
+        store.acquire_lease(existing["id"], self.lease, take_stale=True)
+        store.set_status(existing["id"], "running")
+        return existing["id"]
+
+    def _replay(self) -> None:
+        """Feed the recorded history into the matchmaker, checking it chooses the same tables."""
+        entries = self.store.ladder_entries(self.tid)
+        tables = self.store.ladder_tables(self.tid)
+        results = self.store.ladder_results(self.tid)
+        by_id = {v.id: v for v in self.registry.versions()}
+        for e in entries:
+            self.entries[e["key"]] = e
+            if e["status"] in ("active", "retired"):
+                self._load_spec(by_id[e["bot_id"]])
+        joins = sorted((e["joined_tick"], i, e) for i, e in enumerate(entries)
+                       if e["status"] in ("active", "retired"))
+        retires = sorted((e["retired_tick"], i, e) for i, e in enumerate(entries)
+                         if e["status"] == "retired")
+        for row in tables:
+            k = row["number"]
+            self._events_until(k, joins, retires)
+            self._feed_until(k, tables, results)
+            choice = self.matchmaker.choose(k)
+            if choice is None or (choice.format, list(choice.bots)) != (row["format"], row["bots"]):
+                raise StoreError(
+                    f"ladder {self.tid} table {k}: the recorded table differs from the one its "
+                    f"history gives; the database was modified")
+            self.tables.append(row)
+            if k in results:
+                self.results[k] = self._table_result(row, results[k])
+        self._events_until(len(tables), joins, retires)
+        for row in tables:
+            if row["status"] != "finished":
+                self._submit(row)
+
+    def _events_until(self, tick: int, joins: list, retires: list) -> None:
+        while joins and joins[0][0] <= tick:
+            self.matchmaker.join(joins.pop(0)[2]["key"])
+        while retires and retires[0][0] <= tick:
+            self.matchmaker.retire(retires.pop(0)[2]["key"])
+
+    def _feed_until(self, k: int, tables: list[dict], results: dict) -> None:
+        """Feed tables fed … k − F (they finished before table k was chosen)."""
+        while self.fed <= k - self.in_flight_limit:
+            row = tables[self.fed]
+            if self.fed not in results:
+                raise StoreError(f"ladder {self.tid} table {self.fed} was not finished before "
+                                 f"table {k} was chosen; the database was modified")
+            self.matchmaker.add_result(self._table_result(row, results[self.fed]))
+            self.fed += 1
+
+    @staticmethod
+    def _table_result(row: dict, games: list[list[int]]) -> TableResult:
+        return TableResult(row["number"], row["format"], tuple(row["bots"]),
+                           tuple(tuple(g) for g in games))
+
+    def _loop(self) -> str:
+        run = self.run_info
+        while True:
+            if self.cancel_requested.is_set():
+                return "stopped"
+            if self._budget_spent():
+                while self.in_flight:  # finish what is in flight: nothing half-played is left
+                    self._take(self.executor.next_outcome())
+                return "paused"
+            self._poll_registry()
+            while len(self.in_flight) < self.in_flight_limit and not self._budget_spent():
+                k = len(self.tables)
+                # Table k may be chosen only once every table up to k − F is in.
+                wait = k - self.in_flight_limit
+                if wait >= 0 and not self._finished_through(wait):
+                    break
+                self._feed_ready(k)
+                choice = self.matchmaker.choose(k)
+                if choice is None:
+                    break
+                self._choose(choice)
+            if self.in_flight:
+                self._take(self.executor.next_outcome())
+                continue
+            self._flush()
+            if self.cancel_requested.is_set():
+                return "stopped"
+            # Nothing to play: too few active bots. Wait for the registry (or the budget's end).
+            if self.deadline is None and self.games_budget is not None and not self._can_grow():
+                return "paused"
+            time.sleep(IDLE_WAIT_S)
+            if run is not None and self.deadline is not None and self.clock() >= self.deadline:
+                return "paused"
+
+    def _can_grow(self) -> bool:
+        """Whether waiting could help: the registry may still bring bots (it is polled)."""
+        return bool(self._pending_candidates())
+
+    def _budget_spent(self) -> bool:
+        run = self.run_info
+        if self.games_budget is not None and run.games_played + self._in_flight_games() >= self.games_budget:
+            return True
+        return self.deadline is not None and self.clock() >= self.deadline
+
+    def _in_flight_games(self) -> int:
+        return sum(len(spec.games) for _, spec in self.in_flight.values())
+
+    def _finished_through(self, number: int) -> bool:
+        return all(self.tables[j]["status"] == "finished" for j in range(self.fed, number + 1))
+
+    def _feed_ready(self, k: int) -> None:
+        while self.fed <= k - self.in_flight_limit:
+            self.matchmaker.add_result(self.results.pop(self.fed))
+            self.fed += 1
+
+    # -- tables -----------------------------------------------------------------------------------
+    def _choose(self, choice: Choice) -> None:
+        mid = match_id(self.tid, choice.format + 1, choice.number, 1)
+        self.store.ladder_choose(self.tid, choice.number, choice.format, list(choice.bots), mid,
+                                 choice.reason)
+        row = {"number": choice.number, "format": choice.format, "bots": list(choice.bots),
+               "match_id": mid, "status": "pending", "reason": choice.reason}
+        self.tables.append(row)
+        self._submit(row)
+
+    def _spec(self, row: dict) -> MatchSpec:
+        fmt = self.config.formats[row["format"]]
+        stage, number = row["format"] + 1, row["number"]
+        mid = match_id(self.tid, stage, number, 1)
+        names = tuple(row["bots"])
+        games = tuple(
+            GamePlan(game_id=f"{mid}-d{deal}-s{rot}", ordinal=ordinal(stage, number, 1, i),
+                     deal=deal, rotation=rot,
+                     # Seeds depend on the config and the table, not on timing or the database.
+                     seed=derive_seed(self.config.seed, fmt.game, stage, number, names, deal),
+                     seating=seating)
+            for i, (deal, rot, seating) in enumerate(self.seatings[row["format"]]))
+        return MatchSpec(match_id=mid, game=fmt.game, options=self.options[row["format"]],
+                         bots=tuple(self.specs[k] for k in names), games=games, time=self.time,
+                         max_failures=self.config.max_failures)
+
+    def _submit(self, row: dict) -> None:
+        spec = self._spec(row)
+        self.in_flight[spec.match_id] = (row["number"], spec)
+        self.executor.submit(spec)
+
+    def _take(self, outcome) -> None:
+        number, spec = self.in_flight.pop(outcome.match_id)
+        row = self.tables[number]
+        if isinstance(outcome, MatchFailure):
+            record = MatchRecord(row["format"] + 1, number, 1, spec.game, spec.options,
+                                 match_id=spec.match_id)
+            self._flush()
+            attempts = self.store.record_match_error(self.tid, record, outcome.kind, outcome.error,
+                                                     outcome.worker)
+            if attempts >= self.config.match_attempts:
+                raise MatchErrorLimit(f"ladder table {number} ({spec.match_id}) failed {attempts} "
+                                      f"times by runner errors; resume to retry it")
+            self.in_flight[spec.match_id] = (number, spec)
+            self.executor.submit(spec)
+            return
+        result: MatchResult = outcome
+        self._record(row, spec, result)
+        self.listener.table_done(number, result)
+
+    def _record(self, row: dict, spec: MatchSpec, result: MatchResult) -> None:
+        names = list(row["bots"])
+        local = {n: i for i, n in enumerate(names)}
+        games = [[{"entry": local[name], "team": _team_of(g.teams, seat), "rank": g.ranks[seat]}
+                  for seat, name in enumerate(g.seats)] for g in result.games]
+        per_deal = deal_scores([{"deal": g.deal, "seats": seats}
+                                for g, seats in zip(result.games, games)])
+        bots = tuple(range(len(names)))
+        score = replace(score_match(row["number"], 1, bots, games),
+                        deals=deal_points(per_deal, bots))
+        record = MatchRecord(row["format"] + 1, row["number"], 1, spec.game, spec.options,
+                             result=result, score=score, names=names, match_id=spec.match_id,
+                             bots=bots,
+                             deals=[{"deal": d["deal"], "bot": names[d["entry"]],
+                                     "points": d["points"], "games": d["games"]} for d in per_deal])
+        if not self.buffer:
+            self.buffered_since = time.monotonic()
+        self.buffer.append((row["number"], record))
+        row["status"] = "finished"
+        ranks = []
+        for g in result.games:
+            by_position = [0] * len(names)
+            for seat, name in enumerate(g.seats):
+                by_position[local[name]] = g.ranks[seat]
+            ranks.append(tuple(by_position))
+        self.results[row["number"]] = TableResult(row["number"], row["format"], tuple(names),
+                                                  tuple(ranks))
+        run = self.run_info
+        run.tables_played += 1
+        run.games_played += len(result.games)
+        self.since_refit += 1
+        if (len(self.buffer) >= FLUSH_TABLES
+                or time.monotonic() - self.buffered_since >= FLUSH_SECONDS):
+            self._flush()
+        if self.since_refit >= self.config.leaderboard.every_tables:
+            self._flush()
+            self._publish()
+
+    def _flush(self) -> None:
+        if self.buffer:
+            buffer, self.buffer = self.buffer, []
+            self.store.record_ladder_matches(self.tid, buffer, self.bot_ids)
+
+    def _flush_quietly(self) -> None:
+        try:
+            self._flush()
+        except Exception:  # the original error matters more; unwritten tables are replayed
+            self.buffer = []
+
+    # -- entrants ---------------------------------------------------------------------------------
+    def _eligible(self) -> list[BotVersion]:
+        """Active registry versions that the entrant rule admits and that play every game."""
+        rule = self.config.entrants
+        wanted = [parse_ref(b) for b in rule.bots]
+        versions = [v for v in self.registry.versions() if v.status == "active"
+                    and (not v.games or all(g in v.games for g in self.config.games))]
+        if wanted:
+            versions = [v for v in versions
+                        if any(v.name == n and (ver is None or v.version == ver) for n, ver in wanted)]
+        if rule.versions == "latest":
+            latest: dict[str, BotVersion] = {}
+            for v in versions:  # oldest first: the last one seen is the newest
+                latest[v.name] = v
+            versions = list(latest.values())
+        return versions
+
+    def _pending_candidates(self) -> list[BotVersion]:
+        return [v for v in self._eligible() if key_of(v) not in self.entries]
+
+    def _poll_registry(self) -> None:
+        now = self.clock()
+        if now - self.last_poll < REGISTRY_POLL_S:
+            return
+        self.last_poll = now
+        tick = len(self.tables)
+        eligible = self._eligible()
+        keys = {key_of(v) for v in eligible}
+        for key, entry in list(self.entries.items()):
+            if entry["status"] == "active" and key not in keys:
+                # Retired in the registry, or superseded by a newer version under "latest".
+                self.store.ladder_retire(self.tid, entry["bot_id"], tick)
+                entry["status"], entry["retired_tick"] = "retired", tick
+                self.matchmaker.retire(key)
+                self.run_info.retired.append(key)
+        for version in eligible:
+            key = key_of(version)
+            if key in self.entries:
+                continue
+            status, reason = self._validate(version)
+            self.store.ladder_entry(self.tid, version.id, key, status, reason, tick)
+            self.entries[key] = {"key": key, "bot_id": version.id, "status": status,
+                                 "reason": reason, "joined_tick": tick, "retired_tick": None}
+            self.listener.entered(key, status, reason)
+            if status == "active":
+                self.matchmaker.join(key)
+                self.run_info.joined.append(key)
+            else:
+                self.run_info.rejected[key] = reason
+
+    def _load_spec(self, version: BotVersion) -> BotSpec:
+        key = key_of(version)
+        spec = self.registry.spec(version, name=key, sandbox=self.config.sandbox)
+        spec = replace(spec, limits=resolve_limits(self.config.limits, as_overrides(spec.limits)))
+        self.specs[key] = spec
+        self.bot_ids[key] = version.id
+        return spec
+
+    def _validate(self, version: BotVersion) -> tuple[str, str]:
+        """("active", "") or ("rejected", why): a validation match against the random bot."""
+        try:
+            spec = self._load_spec(version)
+        except ConfigError as exc:
+            return "rejected", str(exc)
+        if not self.config.validate_bots:
+            return "active", ""
+        from arena.checker import check_bot
+
+        fmt = self.config.formats[0]
+        report = check_bot(spec, [fmt.game], game=fmt.game, time=self.time, deals=1,
+                           seed=self.config.seed + 1)
+        if report.clean:
+            return "active", ""
+        problem = report.problems[0]
+        why = f"validation game failed: {problem.words}"
+        if problem.evidence:
+            why += f" ({problem.evidence[:200]})"
+        return "rejected", why
+
+    # -- leaderboard ------------------------------------------------------------------------------
+    def _publish(self) -> None:
+        """Refit the published leaderboard of every game of the ladder (ML with intervals)."""
+        self.since_refit = 0
+        publish_leaderboards(self.store, self.tid, self.config.leaderboard.samples,
+                             self.config.seed)
+
+
+def publish_leaderboards(store: Store, tid: int, samples: int, seed: int = 0) -> dict[str, dict]:
+    """Fit and store each game's ladder leaderboard (scope "ladder", id "<ladder id>:<game>")."""
+    out = {}
+    for game in store.tournament(tid)["game"].split(","):
+        games, versions = ladder_games(store, tid, game)
+        if not games:
+            continue
+        result = pool_flags(rate(games, "bt" if all(len({s["team"] for s in g["seats"]}) == 2
+                                                     for g in games) else "pl",
+                                 samples=samples, seed=seed))
+        rows = []
+        for r in result.rows:
+            who = versions[r["bot"]]
+            rows.append({k: r[k] for k in ("rating", "lo", "hi", "games", "wins", "draws",
+                                           "losses", "points", "score_pct", "flag")}
+                        | {"bot": who["bot"], "version": who["version"], "bot_id": who["bot_id"],
+                           "last_played": who["last_played"]})
+        store.save_pooled_ratings(LADDER_SCOPE, f"{tid}:{game}", result.method, rows)
+        tables = store.db.execute("select count(*) from ladder_tables where tournament_id = ? "
+                                  "and status = 'finished'", [tid]).fetchone()[0]
+        store.save_rating_snapshot(LADDER_SCOPE, f"{tid}:{game}", result.method, tables, rows)
+        out[game] = {"method": result.method, "rows": rows}
+    return out
+
+
+def ladder_games(store: Store, tid: int, game: str) -> tuple[list[dict], dict[str, dict]]:
+    """A ladder's games of one game, seats keyed by version (as Store.pooled_games)."""
+    games, versions = store.pooled_games(game, tournament_id=tid)
+    return games, versions
+
+
+def _team_of(teams: list[list[int]], seat: int) -> int:
+    return next(t for t, members in enumerate(teams) if seat in members)
+
+
+def find_ladder(store: Store, ref: str | int | None) -> dict:
+    """A ladder's tournament row by name or id (the newest ladder when None); ConfigError if none."""
+    rows = [r for r in store.db.query(
+        "select * from tournaments where format = ? order by id desc", [LADDER_FORMAT])]
+    if not rows:
+        raise ConfigError("no ladder in this database")
+    if ref is None:
+        return rows[0]
+    for r in rows:
+        if str(r["id"]) == str(ref) or r["name"] == ref:
+            return r
+    raise ConfigError(f"no ladder named {ref!r} (ladders: {', '.join(r['name'] for r in rows)})")
+
+
+def ladder_status(store: Store, ref: str | int | None = None, top: int = 10,
+                  now: float | None = None) -> dict:
+    """A ladder's state: tables and games played, in flight, games per minute, bots, the top."""
+    t = find_ladder(store, ref)
+    tid = t["id"]
+    tables = store.ladder_tables(tid)
+    entries = store.ladder_entries(tid)
+    games = store.db.execute("select count(*), min(recorded_at), max(recorded_at) from games "
+                             "where tournament_id = ?", [tid]).fetchone()
+    recent = store.db.execute(
+        "select count(*) from games where tournament_id = ? and recorded_at >= "
+        "strftime('%Y-%m-%dT%H:%M:%f+00:00', 'now', '-1 minutes')", [tid]).fetchone()[0]
+    lease = store.lease(tid)
+    boards = {}
+    for game in t["game"].split(","):
+        rows = []
+        for method in ("bt", "pl"):
+            rows = store.pooled_ratings(LADDER_SCOPE, f"{tid}:{game}", method)
+            if rows:
+                boards[game] = {"method": method, "rows": rows[:top]}
+                break
+    return {
+        "id": tid, "name": t["name"], "status": t["status"], "games_played": games[0],
+        "tables_played": sum(1 for r in tables if r["status"] == "finished"),
+        "in_flight": sum(1 for r in tables if r["status"] != "finished"),
+        "games_last_minute": recent,
+        "bots_active": sum(1 for e in entries if e["status"] == "active"),
+        "bots_rejected": [{"bot": e["key"], "reason": e["reason"]} for e in entries
+                          if e["status"] == "rejected"],
+        "bots_retired": sum(1 for e in entries if e["status"] == "retired"),
+        "driver": None if not lease else {"pid": lease["pid"], "host": lease["host"],
+                                          "alive": lease["alive"]},
+        "leaderboards": boards,
+    }
+
+
+def run_ladder(config_path: str | Path, db: str | Path, executor: str = "auto",
+               ray_address: str | None = None, workers: int | None = None, resume: bool = False,
+               games: int | None = None, minutes: float | None = None, pin: bool | None = None,
+               listener: LadderListener | None = None) -> LadderRun:
+    """Load a ladder config, choose an executor, and run (or resume) it over the database `db`."""
+    from arena.config import load_ladder_config
+    from arena.executors import choose_executor, make_executor
+
+    config = load_ladder_config(config_path)
+    store = Store(db)
+    if ray_address and executor == "auto":
+        executor = "ray"
+    else:
+        # A ladder runs on and on: unless bounded to a few games, Ray's start-up pays off.
+        executor, _ = choose_executor(executor, games if games is not None else 10**6, workers)
+    with make_executor(executor, ray_address, workers,
+                       pin=config.pin_cpu if pin is None else pin) as ex:
+        return Ladder(config, store, Registry(db), ex, listener, games, minutes).run(resume)
