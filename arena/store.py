@@ -55,6 +55,35 @@ class Store:
         if self.path is not None:
             self.db.enable_wal()
 
+    @classmethod
+    def open_readonly(cls, path: str | Path) -> Store:
+        """The database at `path`, opened read-only (`mode=ro`): never migrated, never written.
+
+        Safe beside a live driver (WAL readers never block it). StoreError when the file is
+        missing, not an Arena database, or of another schema version (any `arena` command that
+        writes, e.g. `arena tournament list`, migrates an older one).
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise StoreError(f"no database at {path}")
+        try:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30,
+                                   check_same_thread=False)
+            db = sqlite_utils.Database(conn)
+            row = conn.execute("select value from meta where key = 'schema_version'").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"not an Arena database: {path}: {exc}") from None
+        version = int(row[0]) if row and str(row[0]).isdigit() else None
+        if version != SCHEMA_VERSION:
+            raise StoreError(f"{path}: database schema version {version}, this Arena reads "
+                             f"{SCHEMA_VERSION}; open it once with `arena tournament list --db "
+                             f"{path}` to migrate it")
+        store = cls.__new__(cls)
+        store.path, store.db, store.readonly = path, db, True
+        return store
+
+    readonly = False
+
     def _insert(self, table: str, rows: Iterable[dict]) -> int | None:
         """Insert rows inside the caller's transaction; returns the last rowid.
 

@@ -102,3 +102,26 @@ def test_a_file_that_is_not_sqlite_is_refused_and_left_unchanged(tmp_path):
     with pytest.raises(StoreError, match="not an Arena database"):
         Store(path)
     assert path.read_bytes() == before
+
+
+def test_read_only_open_never_writes_and_refuses_other_versions(tmp_path):
+    path = tmp_path / "a b.db"  # a space: the URI must be quoted
+    Store(path).add_bot("x", "1")
+    before = path.read_bytes()
+    ro = Store.open_readonly(path)
+    assert ro.readonly and ro.db.execute("select name from bots").fetchall() == [("x",)]
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        ro.db.execute("insert into bots (name, version) values ('y', '1')")
+    assert path.read_bytes() == before
+    with pytest.raises(StoreError, match="no database"):
+        Store.open_readonly(tmp_path / "missing.db")
+    notes = tmp_path / "notes.db"
+    notes.write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(StoreError, match="not an Arena database"):
+        Store.open_readonly(notes)
+    conn = sqlite3.connect(path)
+    conn.execute("update meta set value = '1' where key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="schema version 1"):
+        Store.open_readonly(path)
