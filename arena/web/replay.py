@@ -1,0 +1,126 @@
+"""Replay data for the web viewer: a stored game's facts and its frames, one per step.
+
+The frames are rebuilt from the stored seed and moves with the game engine, as `arena replay`
+does, so a seat's view is exactly the observation the runner sent that bot in `act`
+(`state.observation(seat)`), and the full view is `state.full_view()`.
+
+Hidden card identities (`state.hidden_from(seat)`) are test data: they go out only when the
+caller asks with `check=True` (the route passes `?check=1`), so the page never receives them in
+ordinary use.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import groupby
+
+from arena.errors import ConfigError, StoreError
+from arena.games import new_game
+from arena.store import Store
+
+
+def parse_view(view: str, num_seats: int) -> int | None:
+    """The seat of a view string ("seat:N"), None for "full"; ConfigError for anything else."""
+    if view == "full":
+        return None
+    prefix, _, number = str(view).partition(":")
+    if prefix != "seat" or not number.isdigit() or int(number) >= num_seats:
+        seats = ", ".join(f"seat:{s}" for s in range(num_seats))
+        raise ConfigError(f"unknown view {view!r} (known: full, {seats})")
+    return int(number)
+
+
+def _game_row(store: Store, game_id: str) -> dict:
+    row = next(store.db.query("select * from games where id = ?", [game_id]), None)
+    if row is None:
+        raise StoreError(f"no game with id {game_id!r}")
+    return row
+
+
+def game_meta(store: Store, game_id: str) -> dict:
+    """A stored game's facts: game, options, seats with bots, teams, ending, results, sizes."""
+    row = _game_row(store, game_id)
+    seats = [
+        {"seat": s["seat"], "bot": s["bot"], "bot_id": s["bot_id"], "version": s["version"] or "",
+         "team": s["team"], "score": s["score"], "rank": s["rank"]}
+        for s in store.db.query(
+            "select s.seat, s.bot, s.bot_id, s.team, s.score, s.rank, b.version "
+            "from game_seats s left join bots b on b.id = s.bot_id "
+            "where s.game_id = ? order by s.seat", [game_id])
+    ]
+    counts = next(store.db.query(
+        "select count(*) as moves, count(distinct step) as steps from moves where game_id = ?",
+        [game_id]))
+    teams: dict[int, list[int]] = {}
+    for s in seats:
+        teams.setdefault(s["team"] if s["team"] is not None else s["seat"], []).append(s["seat"])
+    return {
+        "id": row["id"],
+        "game": row["game"],
+        "options": json.loads(row["options"] or "{}"),
+        "num_seats": row["num_seats"],
+        "seats": seats,
+        "teams": list(teams.values()),
+        "termination": row["termination"],
+        "culprit_seat": row["culprit_seat"],
+        "culprit_bot": row["culprit_bot"],
+        "detail": row["detail"],
+        "scores": [s["score"] for s in seats],
+        "ranks": [s["rank"] for s in seats],
+        "steps": counts["steps"],
+        "moves": counts["moves"],
+        "tournament_id": row["tournament_id"],
+        "match_id": row["match_id"],
+        "deal": row["deal"],
+        "stage": row.get("stage"),
+        "recorded_at": row["recorded_at"],
+        "views": ["full"] + [f"seat:{s}" for s in range(row["num_seats"])],
+    }
+
+
+def replay_data(store: Store, game_id: str, view: str, check: bool = False) -> dict:
+    """Every frame of a stored game seen from `view` ("full" or "seat:N"), initial state first.
+
+    A frame holds `view` (the observation, or the full view), `moves` (the step just applied, as
+    `{"seat", "action"}`; empty in the first frame), `scores`, `to_act` and, for a seat view,
+    `acting` (whether that bot was sent this observation). With `check`, seat frames also carry
+    `hidden`: the sorted cards hidden from that seat (for tests; never drawn).
+    """
+    game = store.load_game(game_id)
+    seat = parse_view(view, game["num_seats"])
+    state = new_game(game["game"], game["options"], game["num_seats"], game["seed"])
+    steps = [list(moves) for _, moves in groupby(game["moves"], key=lambda m: m["step"])]
+    frames = []
+    moves: list[dict] = []
+    for i in range(len(steps) + 1):
+        to_act = state.to_act()
+        frame = {
+            "step": i,
+            "moves": moves,
+            "scores": list(state.scores()),
+            "to_act": to_act,
+        }
+        if seat is None:
+            frame["view"] = state.full_view()
+        else:
+            frame["view"] = state.observation(seat)
+            frame["acting"] = seat in to_act
+            if check:
+                frame["hidden"] = sorted(state.hidden_from(seat))
+        frames.append(frame)
+        if i < len(steps):
+            moves = [{"seat": m["seat"], "action": m["action"]} for m in steps[i]]
+            # apply() re-validates every stored action: a record the engine disagrees with is a
+            # broken database, reported as such rather than drawn wrongly.
+            try:
+                state.apply({m["seat"]: m["action"] for m in moves})
+            except Exception as exc:  # noqa: BLE001 - any engine refusal means the same thing
+                raise StoreError(f"replay of {game_id} fails at step {i + 1}: {exc}") from None
+    return {
+        "game_id": game_id,
+        "game": game["game"],
+        "view": view,
+        "num_seats": game["num_seats"],
+        "termination": game["termination"],
+        "frames": frames,
+    }

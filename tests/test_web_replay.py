@@ -1,0 +1,173 @@
+"""The replay viewer's data (arena.web.replay): game facts and frames rebuilt from seed and moves.
+
+The database holds a small tournament of each game played through the driver with in-process
+bots; expected values are recomputed here with the engine, not copied.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from itertools import groupby
+from pathlib import Path
+
+import pytest
+
+from arena.config import load_config
+from arena.errors import ConfigError, StoreError
+from arena.executors import SerialExecutor
+from arena.games import new_game
+from arena.store import Store
+from arena.tournament import run_tournament
+from arena.web.replay import game_meta, parse_view, replay_data
+
+XSS = "<script>alert(1)</script>"
+
+CONFIG = """
+name = "{name}"
+game = "{game}"
+seats = {seats}
+seed = 7
+deals = 1
+[options]
+{options}
+[rating]
+samples = 10
+[[bots]]
+name = "{xss}"
+python = "conftest:SeededRandom"
+[[bots]]
+name = "first"
+python = "conftest:FirstLegal"
+[[bots]]
+name = "rand"
+python = "conftest:SeededRandom"
+"""
+
+# One small tournament per game; Crosswalk with 3 seats so every table has 3 bots.
+TOURNAMENTS = [
+    ("xeri", 2, "rounds = 1"),
+    ("crossfire", 2, "open_rows = true"),
+    ("crosswalk", 3, "rounds = 1"),
+    ("battlefield_cribbage", 2, "target = 31"),
+]
+
+
+def build_db(folder: Path) -> Path:
+    """A database with one small round robin of each game, an XSS-named bot among the players."""
+    db = folder / "web.db"
+    for game, seats, options in TOURNAMENTS:
+        path = folder / f"{game}.toml"
+        path.write_text(textwrap.dedent(CONFIG).format(
+            name=f"web-{game}", game=game, seats=seats, options=options, xss=XSS))
+        cfg, bots, rows = load_config(path)
+        run_tournament(cfg, bots, rows, Store(db), SerialExecutor())
+    return db
+
+
+def game_ids(store: Store) -> dict[str, str]:
+    """One game id per game name (the first recorded)."""
+    ids: dict[str, str] = {}
+    for row in store.db.query("select id, game from games order by tournament_id, ordinal"):
+        ids.setdefault(row["game"], row["id"])
+    return ids
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> Path:
+    """The populated database, built once for the module."""
+    return build_db(tmp_path_factory.mktemp("webreplay"))
+
+
+@pytest.fixture
+def ro(db) -> Store:
+    """The database opened read-only, as `arena serve` opens it."""
+    return Store.open_readonly(db)
+
+
+def test_every_game_is_in_the_database(ro):
+    assert sorted(game_ids(ro)) == ["battlefield_cribbage", "crossfire", "crosswalk", "xeri"]
+
+
+@pytest.mark.parametrize("game", ["xeri", "crossfire", "crosswalk", "battlefield_cribbage"])
+def test_meta_has_the_stored_facts(ro, game):
+    gid = game_ids(ro)[game]
+    meta = game_meta(ro, gid)
+    stored = ro.load_game(gid)
+    assert meta["game"] == game and meta["num_seats"] == stored["num_seats"]
+    assert meta["options"] == stored["options"]
+    assert [s["bot"] for s in meta["seats"]] == [s["bot"] for s in stored["seats"]]
+    assert meta["scores"] == [s["score"] for s in stored["seats"]]
+    assert meta["ranks"] == [s["rank"] for s in stored["seats"]]
+    assert meta["moves"] == len(stored["moves"])
+    assert meta["steps"] == len({m["step"] for m in stored["moves"]})
+    assert meta["termination"] == "normal" and meta["tournament_id"] == stored["tournament_id"]
+    assert sorted(s for team in meta["teams"] for s in team) == list(range(meta["num_seats"]))
+    assert meta["views"] == ["full"] + [f"seat:{s}" for s in range(meta["num_seats"])]
+    json.dumps(meta)
+
+
+@pytest.mark.parametrize("game", ["xeri", "crossfire", "crosswalk", "battlefield_cribbage"])
+def test_seat_frames_are_the_observations_the_bot_was_sent(ro, game):
+    gid = game_ids(ro)[game]
+    stored = ro.load_game(gid)
+    state = new_game(stored["game"], stored["options"], stored["num_seats"], stored["seed"])
+    steps = [list(g) for _, g in groupby(stored["moves"], key=lambda m: m["step"])]
+    views = {s: replay_data(ro, gid, f"seat:{s}", check=True)["frames"]
+             for s in range(stored["num_seats"])}
+    full = replay_data(ro, gid, "full")["frames"]
+    assert len(full) == len(steps) + 1
+    for i in range(len(steps) + 1):
+        for seat, frames in views.items():
+            frame = frames[i]
+            assert frame["view"] == state.observation(seat)
+            assert frame["hidden"] == sorted(state.hidden_from(seat))
+            assert frame["acting"] == (seat in state.to_act())
+        assert full[i]["view"] == state.full_view()
+        assert full[i]["scores"] == state.scores() and full[i]["to_act"] == state.to_act()
+        expected = [] if i == 0 else [{"seat": m["seat"], "action": m["action"]}
+                                      for m in steps[i - 1]]
+        assert full[i]["moves"] == expected
+        if i < len(steps):
+            state.apply({m["seat"]: m["action"] for m in steps[i]})
+    assert full[-1]["to_act"] == [] and full[-1]["scores"] == [s["score"] for s in stored["seats"]]
+
+
+def test_hidden_cards_are_sent_only_when_asked(ro):
+    gid = game_ids(ro)["xeri"]
+    plain = replay_data(ro, gid, "seat:0")
+    assert all("hidden" not in f for f in plain["frames"])
+    assert all("hidden" not in f for f in replay_data(ro, gid, "full", check=True)["frames"])
+    checked = replay_data(ro, gid, "seat:0", check=True)
+    assert checked["frames"][0]["hidden"]  # the opponent's hand and the stock at the deal
+
+
+def test_the_data_is_json(ro):
+    for gid in game_ids(ro).values():
+        data = replay_data(ro, gid, "full")
+        assert json.loads(json.dumps(data)) == data
+
+
+def test_the_xss_bot_name_is_data(ro):
+    names = {s["bot"] for gid in game_ids(ro).values() for s in game_meta(ro, gid)["seats"]}
+    assert XSS in names
+
+
+def test_unknown_game_and_bad_views_are_refused(ro):
+    gid = game_ids(ro)["xeri"]
+    with pytest.raises(StoreError, match="no game with id"):
+        game_meta(ro, "nope")
+    with pytest.raises(StoreError, match="no game with id"):
+        replay_data(ro, "nope", "full")
+    for bad in ("seat:2", "seat:-1", "seat:x", "seat", "Full", "", "seat:0:1"):
+        with pytest.raises(ConfigError, match="unknown view"):
+            replay_data(ro, gid, bad)
+    assert parse_view("full", 2) is None and parse_view("seat:1", 2) == 1
+
+
+def test_the_store_is_not_written(db, ro):
+    before = db.stat().st_mtime_ns, db.read_bytes()
+    for gid in game_ids(ro).values():
+        game_meta(ro, gid)
+        replay_data(ro, gid, "seat:0", check=True)
+    assert (db.stat().st_mtime_ns, db.read_bytes()) == before
