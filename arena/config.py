@@ -16,8 +16,7 @@ from arena.players.base import BotSpec
 from arena.players.launch import SANDBOXES
 from arena.players.limits import LimitOverrides, as_overrides, resolve_limits
 from arena.protocol import DEFAULT_GRACE_MS, TimeControl
-from arena.ratings import DEFAULT_K, DEFAULT_RATING
-from arena.ratings.bootstrap import DEFAULT_SAMPLES
+from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING, DEFAULT_SAMPLES
 
 
 class _Strict(BaseModel):

@@ -18,7 +18,7 @@ from arena.games import get_game
 from arena.ratings import (DEFAULT_RATING, METHODS, RatingResult, default_method,
                            elo_diff_pentanomial, elo_diff_trinomial, los, rate, read_results,
                            sprt)
-from arena.ratings.bootstrap import DEFAULT_SAMPLES
+from arena.ratings.defaults import DEFAULT_SAMPLES
 from arena.registry import parse_ref
 from arena.reports import _stage_row, _tiebreaks, stage_history, stage_standings
 from arena.scheduling.gauntlet import candidate_pairs

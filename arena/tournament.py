@@ -27,9 +27,7 @@ from arena.events import EventPlan, StagePlan, match_spec, plan_event
 from arena.executors import Executor, choose_executor, make_executor
 from arena.match import MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
-from arena.ratings import DEFAULT_K, DEFAULT_RATING, default_method, rate
-from arena.ratings.bootstrap import DEFAULT_SAMPLES
-from arena.rating_reports import pool_flags
+from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING, DEFAULT_SAMPLES
 from arena.scheduling import History, MatchScore, Round
 from arena.standings import deal_points, deal_scores, score_match, score_of_row
 from arena.store import Lease, MatchRecord, Store
@@ -492,6 +490,9 @@ def update_ratings(store: Store, tournament_id: int, stage: int = 1, k: float = 
     (Bradley–Terry for 2 sides, Plackett–Luce otherwise) with bootstrap intervals, which resample
     a duplicate deal's rotations together. Recomputing gives the same rows (fixed seed).
     """
+    from arena.rating_reports import pool_flags  # numpy and scipy: loaded only when needed
+    from arena.ratings import default_method, rate
+
     games = store.game_results(tournament_id, stage)
     for game in games:
         game["group"] = (game["match_id"], game["deal"])

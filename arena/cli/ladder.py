@@ -20,38 +20,33 @@ CONFIG_ARG = typer.Argument(help="Ladder config (TOML).")
 LADDER_ARG = typer.Argument(help="Ladder name or id (default: the newest ladder).")
 
 
-class _Printer:
-    """Progress lines: entries and a line every 10 tables (no bar: a ladder has no end)."""
+def _printer(quiet: bool):
+    """A listener printing entries and a line every 10 tables (no bar: a ladder has no end)."""
+    from arena.ladder import LadderListener  # the ladder's imports are heavy: only when it runs
 
-    def __init__(self, quiet: bool):
-        self.quiet = quiet
+    class Printer(LadderListener):
+        def started(self, tournament_id: int, resumed: bool, tables: int) -> None:
+            if not quiet:
+                word = f"resumed after {tables} tables" if resumed else "started"
+                console.print(f"ladder {tournament_id} {word}", highlight=False, markup=False)
 
-    def started(self, tournament_id: int, resumed: bool, tables: int) -> None:
-        """The ladder is open."""
-        if not self.quiet:
-            word = f"resumed after {tables} tables" if resumed else "started"
-            console.print(f"ladder {tournament_id} {word}", highlight=False, markup=False)
+        def entered(self, key: str, status: str, reason: str) -> None:
+            if not quiet:
+                text = f"entered: {key}" if status == "active" else f"rejected: {key}: {reason}"
+                console.print(text, highlight=False, markup=False)
 
-    def entered(self, key: str, status: str, reason: str) -> None:
-        """A version entered or was rejected."""
-        if not self.quiet:
-            text = f"entered: {key}" if status == "active" else f"rejected: {key}: {reason}"
-            console.print(text, highlight=False, markup=False)
+        def table_done(self, number: int, result) -> None:
+            if not quiet and (number + 1) % 10 == 0:
+                console.print(f"{number + 1} tables", highlight=False, markup=False)
 
-    def table_done(self, number: int, result) -> None:
-        """A table finished."""
-        if not self.quiet and (number + 1) % 10 == 0:
-            console.print(f"{number + 1} tables", highlight=False, markup=False)
+    return Printer()
 
 
 def _go(config: Path, db: Path, resume: bool, executor: ExecutorKind, ray_address: str | None,
         workers: int | None, games: int | None, minutes: float | None, quiet: bool) -> None:
-    from arena.ladder import LadderListener, run_ladder
+    from arena.ladder import run_ladder
 
-    printer = _Printer(quiet)
-    listener = LadderListener()
-    listener.started, listener.entered, listener.table_done = (
-        printer.started, printer.entered, printer.table_done)
+    listener = _printer(quiet)
     hint = f"arena ladder resume {config} --db {db}"
     try:
         run = run_ladder(config, db, executor.value, ray_address, workers, resume, games, minutes,

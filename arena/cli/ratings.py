@@ -11,13 +11,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from arena import rating_reports
 from arena.cli._app import (DB_OPTION, TOURNAMENT_ARG, OutputFormat, _num, _whole, app, console,
                             fail, new_table, open_store, print_ratings, printable)
 from arena.errors import ArenaError, ConfigError
-from arena.ratings import DEFAULT_RATING
-from arena.ratings.bootstrap import DEFAULT_SAMPLES
-from arena.ratings.sprt import MODELS
+from arena.ratings.defaults import DEFAULT_RATING, DEFAULT_SAMPLES
 from arena.reports import _safe_cell
 
 
@@ -46,6 +43,8 @@ def ratings(
                                       "between every two bots.")] = False,
 ) -> None:
     """Print a tournament's rating table (one per stage), or `arena ratings fit FILE` to rate any results."""
+    from arena import rating_reports  # numpy and scipy: loaded only when needed
+
     if target == "fit":
         if file is None:
             fail(ConfigError("ratings fit: give the results file, e.g. `arena ratings fit results.jsonl`"))
@@ -118,6 +117,8 @@ def leaderboard(
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
     """One game's leaderboard: every recorded game of it (tournaments and ladders), per bot version."""
+    from arena import rating_reports  # numpy and scipy: loaded only when needed
+
     try:
         if since is not None:
             since = _iso(since)
@@ -160,6 +161,8 @@ def crosstable(
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
     """Every bot against every other: pairwise points and games, as a chess crosstable."""
+    from arena import rating_reports  # numpy and scipy: loaded only when needed
+
     try:
         store = open_store(db)
         t = store.tournament(tournament)
@@ -210,6 +213,8 @@ def h2h(
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
     """Head to head: two bots' record, per-deal pair scores, Elo difference with its margin, LOS."""
+    from arena import rating_reports  # numpy and scipy: loaded only when needed
+
     try:
         result = rating_reports.head_to_head(open_store(db), bot_a, bot_b, tournament, game).as_dict()
     except ArenaError as exc:
@@ -258,7 +263,11 @@ def sprt_command(
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
     """SPRT over recorded games: is NEW shown elo1 stronger than BASE (H1) or not (H0)? Exit 0 once decided."""
+    from arena import rating_reports  # numpy and scipy: loaded only when needed
+
     try:
+        from arena.ratings.sprt import MODELS
+
         if model not in MODELS:
             raise ConfigError(f"--model: unknown model {model!r}; choose {' or '.join(MODELS)}")
         if elo1 <= elo0:

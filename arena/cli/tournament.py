@@ -19,7 +19,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from arena import rating_reports, reports
+from arena import reports
 from arena.cli._app import (DB_OPTION, TOURNAMENT_ARG, OutputFormat, app, console, err_console,
                             fail, new_table, open_store, print_ratings)
 from arena.errors import ArenaError, ConfigError
@@ -383,6 +383,8 @@ def print_summary(db: Path, tournament_id: int) -> None:
     try:
         store = open_store(db)
         report = reports.tournament_report(store, tournament_id)
+        from arena import rating_reports  # numpy and scipy: loaded only when needed
+
         ratings = {st["stage"]: rating_reports.tournament_ratings(store, tournament_id, st["stage"])
                    for st in report["stages"]}
         sprts = {st["stage"]: rating_reports.gauntlet_sprt(store, tournament_id, st["stage"])

@@ -14,14 +14,30 @@ team form one side, rank 1 is best and equal ranks are a tie. Methods, one modul
 - `api`: `rate()`, the one front door that the store, CLI and reports call.
 """
 
-from arena.ratings.elo import (DEFAULT_K, DEFAULT_RATING, Side, elo, elo_deltas, expected_score,
-                               pairwise_score, sides_of)
-from arena.ratings.api import METHODS, RatingResult, default_method, rate
-from arena.ratings.results_file import parse_results, read_results
-from arena.ratings.sprt import SequentialTest, SprtResult, sprt
-from arena.ratings.stats import elo_diff_pentanomial, elo_diff_trinomial, los, los_matrix
+from importlib import import_module
 
-__all__ = ["DEFAULT_K", "DEFAULT_RATING", "METHODS", "RatingResult", "SequentialTest",
-           "Side", "SprtResult", "default_method", "elo", "elo_deltas", "elo_diff_pentanomial",
-           "elo_diff_trinomial", "expected_score", "los", "los_matrix", "pairwise_score",
-           "parse_results", "rate", "read_results", "sides_of", "sprt"]
+from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING, DEFAULT_SAMPLES
+from arena.ratings.elo import Side, elo, elo_deltas, expected_score, pairwise_score, sides_of
+
+# The fits need numpy and scipy (a few hundred ms to import): load them on first use, so a
+# command that only reads a config or prints a stored table does not pay for them.
+_LAZY = {
+    "METHODS": "api", "RatingResult": "api", "default_method": "api", "rate": "api",
+    "parse_results": "results_file", "read_results": "results_file",
+    "SequentialTest": "sprt", "SprtResult": "sprt", "sprt": "sprt",
+    "elo_diff_pentanomial": "stats", "elo_diff_trinomial": "stats", "los": "stats",
+    "los_matrix": "stats",
+}
+
+
+def __getattr__(name: str):
+    """The lazily imported names of the package (PEP 562)."""
+    if name in _LAZY:
+        value = getattr(import_module(f"arena.ratings.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'arena.ratings' has no attribute {name!r}")
+
+
+__all__ = ["DEFAULT_K", "DEFAULT_RATING", "DEFAULT_SAMPLES", "Side", "elo", "elo_deltas",
+           "expected_score", "pairwise_score", "sides_of", *_LAZY]

@@ -37,11 +37,10 @@ from scipy.special import expit
 
 from arena.errors import ConfigError
 from arena.ratings.bradley_terry import fit_tables as fit_bradley_terry
-from arena.ratings.elo import DEFAULT_RATING
+from arena.ratings.defaults import DEFAULT_RATING, DEFAULT_SAMPLES
 from arena.ratings.fitting import QUICK, Fit, Tables
 from arena.ratings.plackett_luce import fit_tables as fit_plackett_luce
 
-DEFAULT_SAMPLES = 200
 PARALLEL_WORK = 2_000_000  # tables × samples above which a second process pays for its start
 
 REFITS: dict[str, Callable[..., Fit]] = {"bt": fit_bradley_terry, "pl": fit_plackett_luce}

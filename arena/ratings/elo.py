@@ -13,8 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-DEFAULT_RATING = 1500.0
-DEFAULT_K = 32.0
+from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING  # noqa: F401  (re-exported)
 
 
 def expected_score(rating: float, opponent: float) -> float:
