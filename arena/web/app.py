@@ -1,0 +1,266 @@
+"""The Starlette app: routes (each page in HTML and as JSON), errors, security headers, static files.
+
+Endpoints are plain functions, so Starlette runs them in its thread pool; each request opens its
+own read-only connection (`Store.open_readonly`), so no connection is shared across threads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+import jinja2
+import orjson
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from arena.errors import ConfigError, StoreError
+from arena.store import Store
+from arena.web import data
+
+HERE = Path(__file__).resolve().parent
+log = logging.getLogger("arena.web")
+
+# Only our own files: no inline script or style, no framing, no plugins.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+       "form-action 'self'")
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+]
+
+
+class SecurityHeaders:
+    """ASGI middleware adding the security headers to every HTTP response."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        """Pass the request on; add the headers as the response starts."""
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                names = {k.lower() for k, _ in message.get("headers", [])}
+                message["headers"] = [*message.get("headers", []),
+                                      *(h for h in SECURITY_HEADERS if h[0] not in names)]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class ORJSONResponse(JSONResponse):
+    """JSON via orjson: fast on big leaderboards; NaN becomes null, unknown types become strings."""
+
+    def render(self, content) -> bytes:
+        """The body as UTF-8 JSON."""
+        return orjson.dumps(content, default=str, option=orjson.OPT_NON_STR_KEYS)
+
+
+def _number(value, digits: int = 0) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and not value.is_integer() or digits:
+        return f"{value:.{digits}f}"
+    return str(int(value)) if isinstance(value, float) else str(value)
+
+
+def _bar(row: dict, scale: list[float]) -> dict | None:
+    """Where a rating and its interval fall on the board's scale, in percent (for the SVG bar)."""
+    lo, hi = scale
+    span = hi - lo
+    r = row.get("rating")
+    if r is None:
+        return None
+    pos = lambda v: round(100 * (v - lo) / span, 2)  # noqa: E731
+    out = {"r": pos(r), "lo": None, "w": None}
+    if row.get("lo") is not None and row.get("hi") is not None:
+        out["lo"] = pos(row["lo"])
+        out["w"] = max(0.5, round(pos(row["hi"]) - pos(row["lo"]), 2))
+    return out
+
+
+def _templates() -> Jinja2Templates:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters["q"] = lambda s: quote(str(s), safe="")  # a path segment: '/' too is encoded
+    env.filters["num"] = _number
+    env.globals["bar"] = _bar
+    env.globals["METHOD_LABELS"] = data.METHOD_LABELS
+    return Jinja2Templates(env=env)
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+@contextmanager
+def reading(request: Request) -> Iterator[Store]:
+    """A read-only store for one request, closed after it."""
+    try:
+        store = Store.open_readonly(request.app.state.db_path)
+    except StoreError as exc:
+        raise HTTPException(503, str(exc)) from None
+    try:
+        yield store
+    finally:
+        store.db.conn.close()
+
+
+def render(request: Request, template: str, context: dict, api: str | None = None,
+           status: int = 200) -> Response:
+    """A page from `template`; its JSON (for app.js) goes in a `page-data` script element."""
+    page_data = {"api": api, "live": bool(context.get("live")), "stamp": context.get("stamp"),
+                 **context.pop("page_data", {})}
+    return request.app.state.templates.TemplateResponse(
+        request, template, {"d": context, "page_data": page_data}, status_code=status)
+
+
+def _page(fn: Callable, template: str, api_path: Callable[[Request], str], args: tuple,
+          query: bool = False, extra: Callable[[dict], dict] | None = None):
+    """An HTML endpoint and its JSON twin over one data function."""
+    def call(request: Request) -> dict:
+        params = [request.path_params[a] for a in args]
+        with reading(request) as store:
+            return fn(store, *params, *([request.query_params] if query else []))
+
+    def html(request: Request) -> Response:
+        context = call(request)
+        if extra is not None:
+            context["page_data"] = extra(context)
+        return render(request, template, context, api_path(request))
+
+    def api(request: Request) -> Response:
+        return ORJSONResponse(call(request))
+
+    return html, api
+
+
+def _charts(context: dict) -> dict:
+    """The bot page's rating series, for app.js to draw."""
+    return {"charts": [v["history"] for v in context["versions"]]}
+
+
+def _api_of(prefix: str, key: str | None = None) -> Callable[[Request], str]:
+    def path(request: Request) -> str:
+        tail = "" if key is None else "/" + quote(request.path_params[key], safe="")
+        query = f"?{request.url.query}" if request.url.query else ""
+        return f"/api{prefix}{tail}{query}"
+    return path
+
+
+def _replay_module():
+    try:
+        from arena.web import replay
+    except ImportError:
+        raise HTTPException(404, "the replay viewer is not installed") from None
+    return replay
+
+
+def _replay_call(request: Request, fn_name: str, *args):
+    game_id = data.check_game_id(request.path_params["game_id"])
+    replay = _replay_module()
+    with reading(request) as store:
+        if store.db.execute("select 1 from games where id = ?", [game_id]).fetchone() is None:
+            raise HTTPException(404, f"no game with id {game_id!r}")
+        try:
+            return game_id, getattr(replay, fn_name)(store, game_id, *args)
+        except StoreError as exc:
+            raise HTTPException(404, str(exc)) from None
+        except ConfigError as exc:
+            raise HTTPException(400, str(exc)) from None
+
+
+def game_page(request: Request) -> Response:
+    """The replay viewer of one game (the template and its data come from arena.web.replay)."""
+    game_id, meta = _replay_call(request, "game_meta")
+    try:
+        request.app.state.templates.get_template("replay.html")
+    except jinja2.TemplateNotFound:
+        raise HTTPException(404, "the replay viewer is not installed") from None
+    return request.app.state.templates.TemplateResponse(
+        request, "replay.html", {"game_id": game_id, "meta": meta,
+                                 "page_data": {"api": f"/api/games/{game_id}", "live": False}})
+
+
+def game_api(request: Request) -> Response:
+    """A game's metadata as JSON."""
+    return ORJSONResponse(_replay_call(request, "game_meta")[1])
+
+
+def replay_api(request: Request) -> Response:
+    """A game's replay (full, or as one seat saw it) as JSON."""
+    view = request.query_params.get("view", "full")
+    return ORJSONResponse(_replay_call(request, "replay_data", view)[1])
+
+
+async def http_error(request: Request, exc: HTTPException) -> Response:
+    """A 4xx/5xx as JSON under /api, else as an HTML page with the one-line reason."""
+    detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+    if _is_api(request):
+        return ORJSONResponse({"error": detail, "status": exc.status_code}, exc.status_code,
+                              headers=getattr(exc, "headers", None))
+    return render(request, "error.html", {"status": exc.status_code, "message": detail},
+                  status=exc.status_code)
+
+
+async def server_error(request: Request, exc: Exception) -> Response:
+    """An unexpected failure: logged with its traceback, answered with one line, never the trace."""
+    log.exception("error serving %s", request.url.path)
+    message = "internal error: the page could not be built (see the server log)"
+    headers = {k.decode(): v.decode() for k, v in SECURITY_HEADERS}
+    if _is_api(request):
+        return ORJSONResponse({"error": message, "status": 500}, 500, headers=headers)
+    return HTMLResponse(f"<!doctype html><title>500</title><h1>Error</h1><p>{message}</p>", 500,
+                        headers=headers)
+
+
+def create_app(db_path: str | Path) -> Starlette:
+    """The web app over the database at `db_path`; StoreError at once if it cannot be read."""
+    Store.open_readonly(db_path).db.conn.close()  # missing, foreign or old: refuse before serving
+    pages = [
+        ("/", "/leaderboards", data.leaderboards, "index.html", _api_of("/leaderboards"), ()),
+        ("/leaderboard/{game}", "/leaderboard/{game}", data.leaderboard, "leaderboard.html",
+         _api_of("/leaderboard", "game"), ("game",), True),
+        ("/tournaments", "/tournaments", data.tournaments, "tournaments.html",
+         _api_of("/tournaments"), ()),
+        ("/tournaments/{tid}", "/tournaments/{tid}", data.tournament, "tournament.html",
+         _api_of("/tournaments", "tid"), ("tid",)),
+        ("/ladders", "/ladders", data.ladders, "ladders.html", _api_of("/ladders"), ()),
+        ("/ladders/{lid}", "/ladders/{lid}", data.ladder, "ladder.html",
+         _api_of("/ladders", "lid"), ("lid",)),
+        ("/bots", "/bots", data.bots, "bots.html", _api_of("/bots"), ()),
+        # :path, because a bot's name may hold a '/' (its link encodes it as %2F).
+        ("/bots/{name:path}", "/bots/{name:path}", data.bot, "bot.html",
+         _api_of("/bots", "name"), ("name",), True, _charts),
+    ]
+    routes = []
+    for path, api_path, fn, template, api_of, args, *more in pages:
+        html, api = _page(fn, template, api_of, args, *more)
+        routes += [Route(path, html), Route("/api" + api_path, api)]
+    routes += [Route(path, html), Route("/api" + api_path, api)]
+    routes += [
+        Route("/games/{game_id}", game_page),
+        Route("/api/games/{game_id}", game_api),
+        Route("/api/games/{game_id}/replay", replay_api),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)],
+                    exception_handlers={HTTPException: http_error, Exception: server_error})
+    app.state.db_path = Path(db_path)
+    app.state.templates = _templates()
+    return app
