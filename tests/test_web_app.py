@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import sqlite3
 import textwrap
 from pathlib import Path
 from urllib.parse import quote
@@ -25,7 +26,7 @@ from arena.errors import StoreError
 from arena.executors import SerialExecutor
 from arena.ladder import Ladder
 from arena.registry import Registry
-from arena.store import Store
+from arena.store import Lease, Store
 from arena.tournament import run_tournament
 from arena.web import create_app
 from conftest import BOTS
@@ -175,7 +176,6 @@ def test_the_app_refuses_a_missing_or_foreign_database(tmp_path):
     with pytest.raises(StoreError, match="no database"):
         create_app(tmp_path / "none.db")
     foreign = tmp_path / "foreign.db"
-    import sqlite3
     conn = sqlite3.connect(foreign)
     conn.execute("create table t (x)")
     conn.commit()
@@ -434,7 +434,6 @@ def test_a_server_error_is_one_line_without_traceback(db, monkeypatch):
 
     monkeypatch.setattr(data, "tournaments", broken)
     with TestClient(create_app(db), raise_server_exceptions=False) as c:
-        # The route table holds the function it was built with: patch before create_app.
         response = c.get("/tournaments")
     assert response.status_code == 500
     assert "secret internals" not in response.text and "Traceback" not in response.text
@@ -459,3 +458,57 @@ def test_serving_every_page_leaves_the_database_unchanged(db, store):
                 c.get(prefix + ("/leaderboards" if prefix and url == "/" else url))
     after = {p.name: _digest(p) for p in files}
     assert after == before
+
+
+# -- live pages ---------------------------------------------------------------------------------
+
+
+def test_a_running_tournament_and_ladder_are_live(db, tmp_path):
+    copy = tmp_path / "live.db"
+    source, target = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True), sqlite3.connect(copy)
+    source.backup(target)  # a consistent copy that leaves the module's database untouched
+    source.close(), target.close()
+    writer = Store(copy)
+    ids = {t["format"] == "ladder": t["id"] for t in writer.tournaments()}
+    for tid in ids.values():
+        writer.acquire_lease(tid, Lease.mine(), take_stale=True)  # this process: alive
+        writer.set_status(tid, "running")
+    with TestClient(create_app(copy)) as c:
+        data = _json(c, f"/api/tournaments/{ids[False]}")
+        assert data["live"] is True and data["status"]["lease"]["alive"] is True
+        html = _html(c, f"/tournaments/{ids[False]}")
+        assert '"live": true' in _page_data(html) and 'class="live-badge"' in html
+        assert f'"api": "/api/tournaments/{ids[False]}"' in _page_data(html)
+        assert _json(c, f"/api/ladders/{ids[True]}")["live"] is True
+        assert _json(c, "/api/leaderboard/xeri")["live"] is True
+        assert [t["live"] for t in _json(c, "/api/tournaments")["tournaments"]] == [True]
+
+
+# -- arena serve --------------------------------------------------------------------------------
+
+
+def test_serve_refuses_a_bad_database_in_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from arena.cli import app
+
+    out = CliRunner().invoke(app, ["serve", "--db", str(tmp_path / "none.db")])
+    assert out.exit_code == 2
+    assert "no database" in out.output and len(out.output.strip().splitlines()) == 1
+
+
+def test_serve_binds_loopback_and_warns_elsewhere(db, monkeypatch):
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from arena.cli import app
+
+    calls = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: calls.append((host, port)))
+    out = CliRunner().invoke(app, ["serve", "--db", str(db), "--port", "8123"])
+    assert out.exit_code == 0, out.output
+    assert calls == [("127.0.0.1", 8123)]
+    assert "http://127.0.0.1:8123/" in out.output and "warning" not in out.output
+    out = CliRunner().invoke(app, ["serve", "--db", str(db), "--host", "0.0.0.0"])
+    assert out.exit_code == 0 and calls[-1] == ("0.0.0.0", 8000)
+    assert "warning: binding 0.0.0.0" in out.output

@@ -7,7 +7,7 @@ mapping they share.
 from __future__ import annotations
 
 from arena.cli._app import app
-from arena.cli import bot, games, ladder, ratings, run, tournament  # noqa: F401  (they register commands)
+from arena.cli import bot, games, ladder, ratings, run, serve, tournament  # noqa: F401  (they register commands)
 
 
 def main() -> None:

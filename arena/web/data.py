@@ -222,6 +222,8 @@ def tournament(store: Store, text: str) -> dict:
     if row["format"] == LADDER_FORMAT:
         raise not_found(f"{tid} is a ladder: see /ladders/{tid}")
     report = tournament_report(store, tid)
+    # The config holds local commands and folders: the page has no use for them.
+    report["tournament"].pop("config", None)
     for stage in report["stages"]:
         _stage_extras(store, tid, stage)
     status = tournament_status(store, tid)
