@@ -141,11 +141,12 @@
     return node;
   }
 
-  function niceTicks(lo, hi, count) {
+  // Round-number ticks; minStep 1 keeps counts (games, tables) whole.
+  function niceTicks(lo, hi, count, minStep) {
     const span = hi - lo || 1;
     const step0 = Math.pow(10, Math.floor(Math.log10(span / count)));
-    const step = [1, 2, 5, 10].map(function (m) { return m * step0; })
-      .find(function (s) { return span / s <= count; }) || step0 * 10;
+    const step = Math.max(minStep || 0, [1, 2, 5, 10].map(function (m) { return m * step0; })
+      .find(function (s) { return span / s <= count; }) || step0 * 10);
     const out = [];
     for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) out.push(v);
     return out;
@@ -177,7 +178,7 @@
     });
     svg.appendChild(el("line", {class: "axis", x1: L, x2: L, y1: T, y2: H - B}));
     svg.appendChild(el("line", {class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B}));
-    niceTicks(x0, x1, 6).forEach(function (v) {
+    niceTicks(x0, x1, 6, 1).forEach(function (v) {
       svg.appendChild(el("text", {class: "tick", x: sx(v), y: H - B + 14, "text-anchor": "middle"},
                          String(Math.round(v))));
     });
