@@ -9,7 +9,10 @@ c² = σ_i² + σ_q² + 2β², score 1 / ½ / 0 by finishing rank (a tie is half
 and μ is comparable with `arena.ratings`' fits; `rating()` reports 1500 + θ · 400 / ln 10.
 A team's strength is its members' *mean* (as in `arena.ratings`), so its variance is Σσ²/n²;
 each member shares the team's update in proportion to its σ² (the linear-Gaussian projection of
-the team's change onto the member). σ never grows: a bot version never changes. The update is
+the team's change onto the member). σ never grows: a bot version never changes. The prior is
+N(1500, prior_sigma²). These beliefs steer the matchmaking only: they are order dependent and,
+under assortative tables, stretched (a cluster that mostly plays itself drifts together), so
+leaderboards should come from `arena.ratings`' fits over the recorded games. The update is
 written here rather than taken from the `openskill` package: it is ~40 lines, it must be exactly
 reproducible for replay, and it needs the mean-team convention, which openskill does not use.
 
@@ -23,8 +26,13 @@ Strategy ("info"). Each `choose` picks, in order:
    exactly rather than in expectation), a table among the `top_k` bots by μ;
 4. the remaining seats by expected information: `candidates` tables are sampled around a seed bot
    (a fixed priority bot, else drawn ∝ σ² / (1 + tables)), opponents drawn near the seed's μ
-   (spread ~ its σ) with an occasional uniform pick, and scored by the expected reduction of
-   Σσ² that the Weng–Lin update would make (it does not depend on the outcome, so it is exact);
+   (spread ~ its σ) with an occasional uniform pick, and scored by `objective`:
+   - "doubt" (default): Σ over pairs of sides of P(their order is wrong) = Φ(−|Δμ|/√v) times the
+     share vI/(1 + vI) of the difference's variance v that one game of Fisher information
+     I = p(1 − p) removes; pairs with a side in the top top_k + 2 by μ weigh (1 + top_focus)
+     per such side, since the top of a leaderboard is what is read first;
+   - "variance": the reduction of Σσ² that the Weng–Lin update would make (it does not depend on
+     the outcome, so it is exact), which spreads precision evenly instead;
    a team table is scored at its best partnership split. The best wins; ties by the seeded rng.
 Seat order: the bot furthest below its share of firsts (Σ 1/seats over its tables) takes
 position 0, then the rest likewise;
@@ -93,6 +101,8 @@ class MatchmakingConfig:
     top_share: float = 0.1  # ... meet each other in at least this share of tables
     candidates: int = 64  # tables scored per choice (bounded work for big fields)
     prior_sigma: float = 200.0  # a new version's σ (Elo): about the spread of a typical field
+    objective: str = "doubt"  # "doubt" (pairs whose order is in doubt) or "variance" (Σσ² drop)
+    top_focus: float = 1.0  # extra weight of sides with a bot ranked in the top top_k + 2
 
 
 @dataclass(frozen=True)
@@ -185,6 +195,28 @@ def expected_gain(sides: Sequence[Sequence[_Bot]]) -> float:
     return gain
 
 
+def doubt_gain(sides: Sequence[Sequence[_Bot]], focus: frozenset[str], boost: float) -> float:
+    """Σ over pairs of sides of P(their order is wrong) × the share of that doubt one game removes.
+
+    P(order wrong) = Φ(−|Δμ| / √v) with v the variance of the difference; one comparison of
+    Fisher information I = p(1 − p) removes the share vI / (1 + vI) of v. A side with a member
+    in `focus` (the top of the table) weighs 1 + boost.
+    """
+    mus, vars_, _ = _side_stats(sides)
+    weights = [1.0 + boost if any(b.name in focus for b in side) else 1.0 for side in sides]
+    gain = 0.0
+    n = len(sides)
+    for i in range(n):
+        for q in range(i + 1, n):
+            v = vars_[i] + vars_[q]
+            d = mus[i] - mus[q]
+            p = 1.0 / (1.0 + math.exp(-d / math.sqrt(v + TWO_BETA2)))
+            info = v * p * (1.0 - p)
+            gain += 0.5 * math.erfc(abs(d) / math.sqrt(2.0 * v)) * info / (1.0 + info) \
+                * weights[i] * weights[q]
+    return gain
+
+
 def update(sides: Sequence[Sequence[_Bot]], ranks: Sequence[int]) -> None:
     """Apply one game's Weng–Lin update (ranks per side, 1 best, equal = tie) in place."""
     n = len(sides)
@@ -220,6 +252,9 @@ class Matchmaker:
         if config.strategy not in STRATEGIES:
             raise ConfigError(f"unknown matchmaking strategy {config.strategy!r} "
                               f"(choose {', '.join(STRATEGIES)})")
+        if config.objective not in ("doubt", "variance"):
+            raise ConfigError(f"unknown matchmaking objective {config.objective!r} "
+                              "(choose doubt or variance)")
         if config.window < 1 or config.candidates < 1:
             raise ConfigError("window and candidates must be at least 1")
         self.formats = tuple(formats)
@@ -236,6 +271,7 @@ class Matchmaker:
         self._pending: dict[int, tuple[str, ...]] = {}
         # Cumulative fair share Σ seats / active over tables 0..t-1, for the last window + 1 t's.
         self._cum: deque[float] = deque([0.0], maxlen=config.window + 1)
+        self._focus: frozenset[str] = frozenset()  # the top of the table, for doubt_gain
         self._rr: dict[int, list] = {}  # round robin: format -> [field, next rank, a, b, size]
 
     # -- the field ---------------------------------------------------------------------------
@@ -359,6 +395,8 @@ class Matchmaker:
         cfg = self.config
         seats = fmt.seats
         fixed: list[_Bot] = []
+        by_mu = sorted(self._active.values(), key=lambda b: (-b.mu, b.name))
+        self._focus = frozenset(b.name for b in by_mu[:cfg.top_k + 2])
         placing = sorted((b for b in pool if self._placing(b)),
                          key=lambda b: (b.scheduled, b.joined, b.name))
         fixed.extend(placing[:max(1, seats // 2)])
@@ -370,7 +408,7 @@ class Matchmaker:
             fixed.extend(starved[:seats - len(fixed)])
         if not fixed and cfg.top_k >= 2 and cfg.top_share > 0 \
                 and self._top_tables < cfg.top_share * (self._tables + 1):
-            top = sorted(self._active.values(), key=lambda b: (-b.mu, b.name))[:cfg.top_k]
+            top = by_mu[:cfg.top_k]
             in_pool = {b.name for b in pool}
             # A busy top bot defers the top table: the deficit brings it back once it is free.
             if all(b.name in in_pool for b in top):
@@ -439,10 +477,16 @@ class Matchmaker:
                 options = [table]
             for option in options:
                 sides = [[option[p] for p in side] for side in side_positions(fmt)]
-                key = (expected_gain(sides), rng.random())
+                key = (self._gain(sides), rng.random())
                 if best_key is None or key > best_key:
                     best, best_key = option, key
         return best
+
+    def _gain(self, sides: list[list[_Bot]]) -> float:
+        """The configured objective's value of one game of these sides."""
+        if self.config.objective == "variance":
+            return expected_gain(sides)
+        return doubt_gain(sides, self._focus, self.config.top_focus)
 
     def _round_robin(self, fi: int, fmt: Format) -> list[_Bot]:
         """The next group of the current round-robin cycle of format `fi` (restarted on changes)."""
