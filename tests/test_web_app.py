@@ -71,6 +71,34 @@ for line in sys.stdin:
         sys.exit(4)
 """ % CRASH_STDERR
 
+SWISS = """
+name = "web-swiss"
+game = "xeri"
+format = "swiss"
+rounds = 2
+seed = 5
+deals = 1
+[options]
+rounds = 1
+[rating]
+samples = 0
+[[bots]]
+name = "first"
+python = "conftest:FirstLegal"
+[[bots]]
+name = "{xss}"
+python = "conftest:FirstLegal"
+[[bots]]
+name = "rand"
+python = "conftest:SeededRandom"
+[[bots]]
+name = "rand-2"
+python = "conftest:SeededRandom"
+[[bots]]
+name = "rand-3"
+python = "conftest:SeededRandom"
+"""
+
 LADDER = """
 name = "web-lad"
 seed = 4
@@ -103,7 +131,8 @@ def _digest(path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> Path:
-    """A database with one finished round robin (with forfeits), its stored leaderboard, a ladder."""
+    """A database with a round robin (with forfeits), a Swiss (with byes), the stored leaderboard
+    and a ladder."""
     tmp = tmp_path_factory.mktemp("web")
     (tmp / "crash_bot.py").write_text(CRASH_BOT)
     path = tmp / "arena.db"
@@ -111,6 +140,8 @@ def db(tmp_path_factory) -> Path:
     cfg_path.write_text(textwrap.dedent(TOURNAMENT).format(xss=XSS, tmp=tmp))
     cfg, bots, rows = load_config(cfg_path)
     run_tournament(cfg, bots, rows, Store(path), SerialExecutor())
+    (tmp / "swiss.toml").write_text(textwrap.dedent(SWISS).format(xss=XSS))
+    run_tournament(*load_config(tmp / "swiss.toml"), Store(path), SerialExecutor())
     rating_reports.leaderboard(Store(path), "xeri", samples=10)  # the stored pooled leaderboard
     registry = Registry(path)
     for name in ("lad-a", "lad-b"):
@@ -156,8 +187,8 @@ def _json(client: TestClient, url: str, status: int = 200):
     return response.json()
 
 
-def _tid(store: Store) -> int:
-    return next(t["id"] for t in store.tournaments() if t["format"] != "ladder")
+def _tid(store: Store, name: str = "web-rr") -> int:
+    return store.find_tournament(name)["id"]
 
 
 def _lid(store: Store) -> int:
@@ -250,8 +281,10 @@ def test_tournament_list(client, store):
     tid = _tid(store)
     assert f'href="/tournaments/{tid}"' in _html(client, "/tournaments")
     data = _json(client, "/api/tournaments")
-    assert [t["id"] for t in data["tournaments"]] == [tid]  # ladders are listed apart
-    assert data["tournaments"][0]["games"] == store.tournaments()[-1]["games"]
+    expected = [t for t in store.tournaments() if t["format"] != "ladder"]
+    assert [t["id"] for t in data["tournaments"]] == [t["id"] for t in expected] == \
+        [_tid(store, "web-swiss"), tid]  # newest first; ladders are listed apart
+    assert [t["games"] for t in data["tournaments"]] == [t["games"] for t in expected]
 
 
 def test_tournament_page_has_standings_ratings_crosstable_deals_and_failures(client, store):
@@ -290,6 +323,23 @@ def html_escape(text: str) -> str:
 def test_tournament_errors(client, url, status):
     _html(client, url, status)
     assert "error" in _json(client, "/api" + url, status)
+
+
+def test_swiss_pages_show_rounds_byes_and_tiebreaks(client, store):
+    tid = _tid(store, "web-swiss")
+    html = _html(client, f"/tournaments/{tid}")
+    data = _json(client, f"/api/tournaments/{tid}")
+    (stage,) = data["stages"]
+    rounds = store.rounds(tid, 1)
+    assert [r["round"] for r in stage["pairings"]] == [r["round"] for r in rounds] == [1, 2]
+    for r, recorded in zip(stage["pairings"], rounds):
+        assert [[b["bot"] for b in t["bots"]] for t in r["tables"]] == recorded["tables"]
+        assert [b["bot"] for b in r["byes"]] == recorded["byes"] and len(recorded["byes"]) == 1
+        assert f"Round {r['round']}" in html
+    assert "byes:" in html
+    for tb in stage["tiebreaks"]:
+        assert f'data-sort="{tb}"' in html
+    assert stage["ratings"]["tiebreaks"][0] == "match_points"
 
 
 def test_a_ladder_is_not_a_tournament_page(client, store):
@@ -343,7 +393,10 @@ def test_bot_page_of_the_xss_bot(client, store):
                              "where b.name = ?", [XSS]).fetchone()[0]
     assert v["games_played"] == games
     assert v["history"] and v["history"][0]["kind"] == "tournament"
-    assert {h["bot"] for h in v["head_to_head"]} == {"first", "rand", "crasher"}
+    opponents = {r[0] for r in store.db.execute(
+        "select distinct o.bot from game_seats s join game_seats o on o.game_id = s.game_id "
+        "and o.team != s.team where s.bot = ?", [XSS])}
+    assert {h["bot"] for h in v["head_to_head"]} == opponents >= {"first", "rand", "crasher"}
     h2h = rating_reports.head_to_head(store, XSS, "first").as_dict()
     (row,) = [h for h in v["head_to_head"] if h["bot"] == "first"]
     assert (row["wins"], row["draws"], row["losses"]) == (h2h["wins"], h2h["draws"], h2h["losses"])
@@ -469,7 +522,7 @@ def test_a_running_tournament_and_ladder_are_live(db, tmp_path):
     source.backup(target)  # a consistent copy that leaves the module's database untouched
     source.close(), target.close()
     writer = Store(copy)
-    ids = {t["format"] == "ladder": t["id"] for t in writer.tournaments()}
+    ids = {False: _tid(writer), True: _lid(writer)}
     for tid in ids.values():
         writer.acquire_lease(tid, Lease.mine(), take_stale=True)  # this process: alive
         writer.set_status(tid, "running")
@@ -481,7 +534,7 @@ def test_a_running_tournament_and_ladder_are_live(db, tmp_path):
         assert f'"api": "/api/tournaments/{ids[False]}"' in _page_data(html)
         assert _json(c, f"/api/ladders/{ids[True]}")["live"] is True
         assert _json(c, "/api/leaderboard/xeri")["live"] is True
-        assert [t["live"] for t in _json(c, "/api/tournaments")["tournaments"]] == [True]
+        assert [t["live"] for t in _json(c, "/api/tournaments")["tournaments"]] == [False, True]
 
 
 # -- arena serve --------------------------------------------------------------------------------
