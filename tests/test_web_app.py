@@ -26,6 +26,7 @@ from arena.errors import StoreError
 from arena.executors import SerialExecutor
 from arena.ladder import Ladder
 from arena.registry import Registry
+from arena.reports import event_standings
 from arena.store import Lease, Store
 from arena.tournament import run_tournament
 from arena.web import create_app
@@ -99,6 +100,37 @@ name = "rand-3"
 python = "conftest:SeededRandom"
 """
 
+EVENT = """
+name = "web-event"
+seed = 8
+deals = 1
+[[stages]]
+name = "xeri-rr"
+game = "xeri"
+format = "round_robin"
+[stages.options]
+rounds = 1
+[[stages]]
+name = "crosswalk-4p"
+game = "crosswalk"
+format = "round_robin"
+seats = 4
+[rating]
+samples = 0
+[[bots]]
+name = "first"
+python = "conftest:FirstLegal"
+[[bots]]
+name = "rand"
+python = "conftest:SeededRandom"
+[[bots]]
+name = "rand-2"
+python = "conftest:SeededRandom"
+[[bots]]
+name = "rand-3"
+python = "conftest:SeededRandom"
+"""
+
 LADDER = """
 name = "web-lad"
 seed = 4
@@ -131,8 +163,8 @@ def _digest(path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> Path:
-    """A database with a round robin (with forfeits), a Swiss (with byes), the stored leaderboard
-    and a ladder."""
+    """A database with a round robin (with forfeits), a Swiss (with byes), a two-game event (one
+    stage of 4 seats), the stored xeri leaderboard and a ladder."""
     tmp = tmp_path_factory.mktemp("web")
     (tmp / "crash_bot.py").write_text(CRASH_BOT)
     path = tmp / "arena.db"
@@ -142,6 +174,8 @@ def db(tmp_path_factory) -> Path:
     run_tournament(cfg, bots, rows, Store(path), SerialExecutor())
     (tmp / "swiss.toml").write_text(textwrap.dedent(SWISS).format(xss=XSS))
     run_tournament(*load_config(tmp / "swiss.toml"), Store(path), SerialExecutor())
+    (tmp / "event.toml").write_text(EVENT)
+    run_tournament(*load_config(tmp / "event.toml"), Store(path), SerialExecutor())
     rating_reports.leaderboard(Store(path), "xeri", samples=10)  # the stored pooled leaderboard
     registry = Registry(path)
     for name in ("lad-a", "lad-b"):
@@ -283,7 +317,7 @@ def test_tournament_list(client, store):
     data = _json(client, "/api/tournaments")
     expected = [t for t in store.tournaments() if t["format"] != "ladder"]
     assert [t["id"] for t in data["tournaments"]] == [t["id"] for t in expected] == \
-        [_tid(store, "web-swiss"), tid]  # newest first; ladders are listed apart
+        [_tid(store, "web-event"), _tid(store, "web-swiss"), tid]  # newest first, no ladder
     assert [t["games"] for t in data["tournaments"]] == [t["games"] for t in expected]
 
 
@@ -340,6 +374,26 @@ def test_swiss_pages_show_rounds_byes_and_tiebreaks(client, store):
     for tb in stage["tiebreaks"]:
         assert f'data-sort="{tb}"' in html
     assert stage["ratings"]["tiebreaks"][0] == "match_points"
+
+
+def test_an_event_shows_overall_standings_and_each_stage(client, store):
+    tid = _tid(store, "web-event")
+    html = _html(client, f"/tournaments/{tid}")
+    data = _json(client, f"/api/tournaments/{tid}")
+    assert data["event"] is True and "Overall standings" in html
+    assert [(r["bot"], r["points"]) for r in data["overall"]] == \
+        [(r["bot"], r["points"]) for r in event_standings(store, tid)]
+    assert {r["bot"] for r in data["overall"]} == {"first", "rand", "rand-2", "rand-3"}
+    assert [s["game"] for s in data["stages"]] == ["xeri", "crosswalk"]
+    for stage in data["stages"]:
+        assert f'id="stage-{stage["stage"]}"' in html
+        stored = store.ratings(tid, stage["ratings"]["method"], stage["stage"])
+        assert [r["rating"] for r in stage["ratings"]["rows"]] == [r["rating"] for r in stored]
+    four = data["stages"][1]
+    assert four["deals"] == []  # no per-deal pair lines at tables of four
+    assert all(len(g["seats"]) == 4 for g in four["games"])
+    assert 'href="/leaderboard/crosswalk"' in _html(client, "/")
+    assert _json(client, "/api/leaderboard/crosswalk")["source"] == "computed"
 
 
 def test_a_ladder_is_not_a_tournament_page(client, store):
@@ -534,7 +588,8 @@ def test_a_running_tournament_and_ladder_are_live(db, tmp_path):
         assert f'"api": "/api/tournaments/{ids[False]}"' in _page_data(html)
         assert _json(c, f"/api/ladders/{ids[True]}")["live"] is True
         assert _json(c, "/api/leaderboard/xeri")["live"] is True
-        assert [t["live"] for t in _json(c, "/api/tournaments")["tournaments"]] == [False, True]
+        live = {t["id"]: t["live"] for t in _json(c, "/api/tournaments")["tournaments"]}
+        assert live.pop(ids[False]) is True and not any(live.values())
 
 
 # -- arena serve --------------------------------------------------------------------------------
