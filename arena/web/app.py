@@ -87,7 +87,7 @@ def _bar(row: dict, scale: list[float]) -> dict | None:
     if r is None:
         return None
     pos = lambda v: round(100 * (v - lo) / span, 2)  # noqa: E731
-    out = {"r": pos(r), "lo": None, "w": None}
+    out = {"p": max(0.0, round(pos(r) - 0.6, 2)), "lo": None, "w": None}  # p: the marker's left
     if row.get("lo") is not None and row.get("hi") is not None:
         out["lo"] = pos(row["lo"])
         out["w"] = max(0.5, round(pos(row["hi"]) - pos(row["lo"]), 2))
