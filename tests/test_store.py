@@ -125,3 +125,36 @@ def test_read_only_open_never_writes_and_refuses_other_versions(tmp_path):
     conn.close()
     with pytest.raises(StoreError, match="schema version 1"):
         Store.open_readonly(path)
+
+
+def test_version_5_moves_migrate_to_a_without_rowid_table_keeping_every_row(tmp_path):
+    import sqlite_utils
+
+    from arena import store as store_module
+
+    path = tmp_path / "v5.db"
+    old = Store.__new__(Store)
+    old.db = sqlite_utils.Database(sqlite3.connect(path))
+    for number in range(1, 6):
+        store_module.MIGRATIONS[number](old)
+    db = old.db
+    db["meta"].insert({"key": "schema_version", "value": "5"})
+    db["tournaments"].insert({"id": 1, "name": "t", "game": "xeri", "format": "round_robin",
+                              "seats": 2, "seed": 1, "options": "{}", "config": "{}",
+                              "status": "finished"})
+    db["matches"].insert({"id": "m", "tournament_id": 1, "round": 1, "table_no": 1, "bots": "[]",
+                          "status": "finished"})
+    db["games"].insert({"id": "g", "match_id": "m", "tournament_id": 1, "ordinal": 0,
+                        "game": "xeri", "options": "{}", "num_seats": 2, "deal": 0,
+                        "rotation": 0, "seed": 1, "termination": "normal"})
+    rows = [{"game_id": "g", "ply": i, "step": i, "seat": i % 2, "action": f'"a{i}"', "ms": 0.5}
+            for i in range(50)]
+    db["moves"].insert_all(rows)
+    db.conn.commit()
+    db.conn.close()
+    store = Store(path)
+    ddl = store.db.execute("select sql from sqlite_master where name = 'moves'").fetchone()[0]
+    assert "WITHOUT ROWID" in ddl
+    assert [dict(r) for r in store.db["moves"].rows_where(order_by="ply")] == rows
+    assert store.db.execute("select count(*) from sqlite_master where tbl_name = 'moves' "
+                            "and type = 'index'").fetchone()[0] == 0  # the key is the table
