@@ -72,11 +72,16 @@ class ORJSONResponse(JSONResponse):
 
 
 def _number(value, digits: int = 0) -> str:
-    if value is None:
+    """A number for a table cell: `digits` decimals (whole numbers without any); blank for None."""
+    if value is None or value == "":
         return ""
-    if isinstance(value, float) and not value.is_integer() or digits:
-        return f"{value:.{digits}f}"
-    return str(int(value)) if isinstance(value, float) else str(value)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if digits:
+        return f"{x:.{digits}f}"
+    return str(int(x)) if x.is_integer() else f"{x:.0f}"
 
 
 def _bar(row: dict, scale: list[float]) -> dict | None:

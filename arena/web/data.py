@@ -167,7 +167,8 @@ def leaderboard(store: Store, game: str, params) -> dict:
             "method_label": METHOD_LABELS.get(chosen, chosen), "methods_stored": stored,
             "source": source, "computed_at": computed_at, "rows": out,
             "scale": _interval_scale(out), "live": live,
-            "stamp": f"{computed_at}|{len(out)}|{source}"}
+            # A computed board changes with the games recorded, a stored one when it is refitted.
+            "stamp": f"{source}|{computed_at}|{len(out)}|{sum(r['games'] or 0 for r in out)}"}
 
 
 # -- tournaments --------------------------------------------------------------------------------
