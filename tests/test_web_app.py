@@ -620,3 +620,17 @@ def test_serve_binds_loopback_and_warns_elsewhere(db, monkeypatch):
     out = CliRunner().invoke(app, ["serve", "--db", str(db), "--host", "0.0.0.0"])
     assert out.exit_code == 0 and calls[-1] == ("0.0.0.0", 8000)
     assert "warning: binding 0.0.0.0" in out.output
+
+
+def test_templates_mark_no_data_safe_and_use_no_inline_script_or_style():
+    folder = Path(__file__).resolve().parent.parent / "arena" / "web" / "templates"
+    # replay.html is the replay viewer's (its own tests cover it); the CSP binds it all the same.
+    templates = sorted(p for p in folder.glob("*.html") if p.name != "replay.html")
+    assert len(templates) >= 10
+    for path in templates:
+        text = path.read_text()
+        assert "|safe" not in text.replace(" ", "") and "autoescape false" not in text, path.name
+        assert not re.search(r"<[^>]+\son[a-z]+=", text), f"{path.name}: inline event handler"
+        assert not re.search(r"<[^>]+\sstyle=", text), f"{path.name}: inline style"
+        for attrs in re.findall(r"<script([^>]*)>", text):
+            assert "src=" in attrs or 'type="application/json"' in attrs, path.name
