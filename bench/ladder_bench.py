@@ -1,22 +1,24 @@
 """How fast the ladder matchmaker learns the ranking, against random and round-robin tables.
 
 Usage: python bench/ladder_bench.py [--bots 50] [--spread 600] [--formats 2:1,4:1] [--deals 1]
-                                    [--seeds 5] [--flight 4] [--check 300] [--max-games 60000]
-                                    [--strategies info,random,round_robin] [--workers 2]
+                                    [--seeds 5] [--flight 4] [--check 100] [--max-games 30000]
+                                    [--strategies info,random,round_robin] [--objective doubt]
+                                    [--top-focus 1] [--workers 2]
                                     [--timing-bots 200] [--timing-tables 1000]
 
 A field of `bots` versions with known strengths, evenly spaced over `spread` Elo, joins a ladder
-whose formats are `seats:weight[:teams]`. Each strategy's real `Matchmaker` chooses the tables
-(`flight` tables in flight, results fed in table-number order); each table is `deals` deals ×
-every seat rotation, each game a finishing order drawn from Plackett–Luce with the true strengths
-(team formats: a partnership's strength is its members' mean). Every `check` games (and at every
-check until both targets are met) the games so far are fitted with the real
+(in a seeded order) whose formats are `seats:weight[:teams]`. Each strategy's real `Matchmaker`
+chooses the tables (`flight` tables in flight, results fed in table-number order); each table is
+`deals` deals × every seat rotation, each game a finishing order drawn from Plackett–Luce with the
+true strengths (team formats: a partnership's strength is its members' mean). Every `check` games
+or 10 % more games, whichever is further, the games so far are fitted with the real
 `arena.ratings.rate(..., "bt" | "pl", samples=0)`, and the bench records the games needed for
-(a) Kendall τ ≥ 0.9 between the fitted and the true order and (b) the fitted top 3 being the
-true top 3 (as a set), each "stably": still true at the next check. Runs that never get there
-within `max-games` count as max-games (and are flagged with ">"). Prints the means over `seeds`
-seeds, the ratio info / random (goal ≤ 0.5), and the cost of `choose` for a field of
-`timing-bots` active versions (goal ≤ 5 ms per table).
+(a) Kendall τ ≥ 0.9 between the fitted and the true order and (b) the fitted top 3 being the true
+top 3 (as a set), each stably: from that check on it holds at every check until the games have
+grown by STABLE (so a lucky early fit does not count). A run that does not get there within
+`max-games` counts as max-games (marked ">", so a mean with one is a lower bound). Prints the
+means over `seeds` seeds, the ratio info / random (goal ≤ 0.5), and the cost of `choose` for a
+field of `timing-bots` active versions (goal ≤ 5 ms per table).
 """
 
 from __future__ import annotations

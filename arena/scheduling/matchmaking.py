@@ -74,6 +74,10 @@ ELO = math.log(10) / 400
 TWO_BETA2 = 1.0
 #: The least factor a variance is multiplied by in one game (Weng–Lin's κ).
 KAPPA = 1e-4
+#: Variance (natural units) added to a pair's difference when judging its doubt: the online
+#: beliefs are overconfident about order (factorised, and stretched by assortative tables), and a
+#: floor keeps genuinely close pairs, such as the top's neighbours, in doubt.
+DOUBT_FLOOR = 2 * (40.0 * ELO) ** 2
 #: Share of opponent draws that ignore the seed's μ (keeps candidates diverse).
 UNIFORM_PICK = 0.1
 
@@ -208,7 +212,7 @@ def doubt_gain(sides: Sequence[Sequence[_Bot]], focus: frozenset[str], boost: fl
     n = len(sides)
     for i in range(n):
         for q in range(i + 1, n):
-            v = vars_[i] + vars_[q]
+            v = vars_[i] + vars_[q] + DOUBT_FLOOR
             d = mus[i] - mus[q]
             p = 1.0 / (1.0 + math.exp(-d / math.sqrt(v + TWO_BETA2)))
             info = v * p * (1.0 - p)
