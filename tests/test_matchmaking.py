@@ -126,19 +126,24 @@ def test_mid_run_join_gets_placement_games_soon():
     assert Counter(c.reason for c in later)["placement"] >= 1
 
 
-def test_top_k_meet_in_their_share_of_tables():
-    config = MatchmakingConfig(top_k=4, top_share=0.1)
+@pytest.mark.parametrize("objective", ["doubt", "variance"])
+def test_top_k_meet_in_their_share_of_tables(objective):
+    config = MatchmakingConfig(top_k=4, top_share=0.1, objective=objective)
     ladder = Ladder(config=config, bots=20)
-    top_tables = 0
+    meetings = explicit = 0
     for _ in range(500):
         ladder.feed()
         before = sorted(ladder.true, key=lambda b: (-ladder.mm.rating(b)[0], b))[:config.top_k]
         c = ladder.step()
+        meetings += len(set(c.bots) & set(before)) >= 2
         if c.reason == "top":
-            top_tables += 1
+            explicit += 1
             assert set(c.bots) <= set(before)  # a top table seats only the top_k by μ
-    assert top_tables >= config.top_share * 500 - 1
-    assert ladder.mm.stats()["top_tables"] == top_tables
+    assert meetings >= config.top_share * 500 - 1
+    if objective == "variance":  # it spreads tables evenly, so explicit top tables are needed
+        assert explicit >= 1
+    # The matchmaker counts on its internal μ; Elo's rounding may order near-ties differently.
+    assert abs(ladder.mm.stats()["top_tables"] - meetings) <= 3
     # Over the run, every pair of the true top 4 sat at one table.
     true_top = sorted(ladder.true, key=lambda b: -ladder.true[b])[:4]
     met = {frozenset(p) for c in ladder.choices for p in combinations(c.bots, 2)}

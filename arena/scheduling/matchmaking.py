@@ -22,8 +22,10 @@ Strategy ("info"). Each `choose` picks, in order:
 2. priority seats: versions still in placement (fewer than `placement_games` tables scheduled and
    σ above `placement_sigma`; at most half the seats), then starved bots (see fairness), most
    starved first;
-3. else, when the top tables are behind `top_share` of all tables (a deficit, so the share holds
-   exactly rather than in expectation), a table among the `top_k` bots by μ;
+3. else, when the top meetings (tables where two of the `top_k` by μ sit, however chosen) are
+   behind `top_share` of all tables (a deficit rather than the brief's coin, so the share holds
+   exactly rather than in expectation), a table among the `top_k` bots by μ, deferred while one
+   of them is in a pending table;
 4. the remaining seats by expected information: `candidates` tables are sampled around a seed bot
    (a fixed priority bot, else drawn ∝ σ² / (1 + tables)), opponents drawn near the seed's μ
    (spread ~ its σ) with an occasional uniform pick, and scored by `objective`:
@@ -276,6 +278,8 @@ class Matchmaker:
         # Cumulative fair share Σ seats / active over tables 0..t-1, for the last window + 1 t's.
         self._cum: deque[float] = deque([0.0], maxlen=config.window + 1)
         self._focus: frozenset[str] = frozenset()  # the top of the table, for doubt_gain
+        self._by_mu: list[_Bot] = []  # this choice's active bots, best μ first
+        self._top: frozenset[str] = frozenset()  # and the top_k of them
         self._rr: dict[int, list] = {}  # round robin: format -> [field, next rank, a, b, size]
 
     # -- the field ---------------------------------------------------------------------------
@@ -382,13 +386,16 @@ class Matchmaker:
         # Seat busy bots only when the free ones cannot fill the table.
         pool = free if len(free) >= fmt.seats else active
         strategy = self.config.strategy
+        self._by_mu = sorted(active, key=lambda b: (-b.mu, b.name))
+        self._top = frozenset(b.name for b in self._by_mu[:self.config.top_k])
         if strategy == "random":
             group, reason = rng.sample(pool, fmt.seats), "random"
         elif strategy == "round_robin":
             group, reason = self._round_robin(fi, fmt), "round_robin"
         else:
             group, reason = self._info_table(fmt, pool, rng)
-        if reason == "top":
+        # A top meeting is any table where two of the top_k sit, whatever chose it.
+        if sum(b.name in self._top for b in group) >= 2:
             self._top_tables += 1
         bots = self._seat(fmt, group, rng)
         self._commit(number, fi, fmt, bots, reason)
@@ -399,7 +406,7 @@ class Matchmaker:
         cfg = self.config
         seats = fmt.seats
         fixed: list[_Bot] = []
-        by_mu = sorted(self._active.values(), key=lambda b: (-b.mu, b.name))
+        by_mu = self._by_mu
         self._focus = frozenset(b.name for b in by_mu[:cfg.top_k + 2])
         placing = sorted((b for b in pool if self._placing(b)),
                          key=lambda b: (b.scheduled, b.joined, b.name))
