@@ -22,7 +22,8 @@ Strategy ("info"). Each `choose` picks, in order:
 2. priority seats: versions still in placement (fewer than `placement_games` tables scheduled and
    σ above `placement_sigma`; at most half the seats), then starved bots (see fairness), most
    starved first;
-3. else, when the top meetings (tables where two of the `top_k` by μ sit, however chosen) are
+3. else, when the top meetings (tables of top_k bots by μ as far as the seats allow, however
+   chosen) are
    behind `top_share` of all tables (a deficit rather than the brief's coin, so the share holds
    exactly rather than in expectation), a table among the `top_k` bots by μ, deferred while one
    of them is in a pending table;
@@ -394,8 +395,9 @@ class Matchmaker:
             group, reason = self._round_robin(fi, fmt), "round_robin"
         else:
             group, reason = self._info_table(fmt, pool, rng)
-        # A top meeting is any table where two of the top_k sit, whatever chose it.
-        if sum(b.name in self._top for b in group) >= 2:
+        # A top meeting is a table filled with top_k bots as far as its seats allow, whatever
+        # chose it (then all of them meet at 4 seats, and pairs of them at 2).
+        if sum(b.name in self._top for b in group) >= min(fmt.seats, len(self._top)):
             self._top_tables += 1
         bots = self._seat(fmt, group, rng)
         self._commit(number, fi, fmt, bots, reason)
