@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from itertools import groupby
 
-from arena.errors import ConfigError, StoreError
-from arena.games import new_game
+from arena.errors import ConfigError, StoreError, UnknownGameError
+from arena.games import get_game, new_game
 from arena.store import Store
 
 
@@ -54,9 +54,14 @@ def game_meta(store: Store, game_id: str) -> dict:
     teams: dict[int, list[int]] = {}
     for s in seats:
         teams.setdefault(s["team"] if s["team"] is not None else s["seat"], []).append(s["seat"])
+    try:
+        title = get_game(row["game"]).game_type.title
+    except UnknownGameError:  # a game of a plugin not installed here: the name still shows
+        title = row["game"]
     return {
         "id": row["id"],
         "game": row["game"],
+        "title": title,
         "options": json.loads(row["options"] or "{}"),
         "num_seats": row["num_seats"],
         "seats": seats,
