@@ -193,21 +193,23 @@ def main() -> None:
     jobs = [(s, seed) for s in strategies for seed in range(1, args.seeds + 1)]
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run, *zip(*jobs), [args] * len(jobs)))
-    means = {}
+    means, medians = {}, {}
     for s in strategies:
         rows = [r for r in results if r["strategy"] == s]
         line = [f"{s:12s}"]
         for key, label in (("tau", f"tau>={TAU}"), ("top", "top3")):
             values = [r[key] if r[key] is not None else args.max_games for r in rows]
             means[s, key] = statistics.fmean(values)
+            medians[s, key] = statistics.median(values)
             misses = sum(r[key] is None for r in rows)
-            line.append(f"{label}: {means[s, key]:8.0f} games"
+            line.append(f"{label}: {means[s, key]:6.0f} mean {medians[s, key]:6.0f} median"
                         + (f" (>{misses} run(s) hit max)" if misses else "")
                         + "  [" + " ".join(str(r[key] or f">{args.max_games}") for r in rows) + "]")
         print("  ".join(line))
     if "info" in strategies and "random" in strategies:
         for key, label in (("tau", f"tau>={TAU}"), ("top", "top3")):
-            print(f"info/random {label}: {means['info', key] / means['random', key]:.2f}"
+            print(f"info/random {label}: {means['info', key] / means['random', key]:.2f} of the means,"
+                  f" {medians['info', key] / medians['random', key]:.2f} of the medians"
                   f"  (goal <= 0.5)")
     print(f"simulation: {time.perf_counter() - start:.0f} s")
     if args.timing_bots:

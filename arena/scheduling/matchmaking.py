@@ -23,14 +23,14 @@ Strategy ("info"). Each `choose` picks, in order:
    σ above `placement_sigma`; at most half the seats), then starved bots (see fairness), most
    starved first;
 3. else, when the top meetings (tables of top_k bots by μ as far as the seats allow, however
-   chosen) are
-   behind `top_share` of all tables (a deficit rather than the brief's coin, so the share holds
-   exactly rather than in expectation), a table among the `top_k` bots by μ, deferred while one
-   of them is in a pending table;
+   chosen) are behind `top_share` of all tables (a deficit rather than a seeded coin, so the
+   share holds exactly rather than in expectation), a table among the `top_k` bots by μ,
+   deferred while one of them is in a pending table;
 4. the remaining seats by expected information: `candidates` tables are sampled around a seed bot
    (a fixed priority bot, else drawn ∝ σ² / (1 + tables)), opponents drawn near the seed's μ
    (spread ~ its σ) with an occasional uniform pick, and scored by `objective`:
-   - "doubt" (default): Σ over pairs of sides of P(their order is wrong) = Φ(−|Δμ|/√v) times the
+   - "doubt" (default): Σ over pairs of sides of P(their order is wrong) = Φ(−|Δμ|/√v) (v with a
+     floor, DOUBT_FLOOR, against the beliefs' overconfidence about order) times the
      share vI/(1 + vI) of the difference's variance v that one game of Fisher information
      I = p(1 − p) removes; pairs with a side in the top top_k + 2 by μ weigh (1 + top_focus)
      per such side, since the top of a leaderboard is what is read first;
@@ -38,8 +38,7 @@ Strategy ("info"). Each `choose` picks, in order:
      the outcome, so it is exact), which spreads precision evenly instead;
    a team table is scored at its best partnership split. The best wins; ties by the seeded rng.
 Seat order: the bot furthest below its share of firsts (Σ 1/seats over its tables) takes
-position 0, then the rest likewise;
-in team formats partners take positions 0 & 2 and 1 & 3.
+position 0, then the rest likewise; in team formats partners take positions 0 & 2 and 1 & 3.
 "random" draws uniform tables and "round_robin" walks every group of the field (in a seeded
 affine order of their lexicographic ranks, restarted when the field changes); both are baselines
 for the benchmark and skip steps 2–4.
