@@ -140,7 +140,8 @@ def test_top_k_meet_in_their_share_of_tables(objective):
             explicit += 1
             assert set(c.bots) <= set(before)  # a top table seats only the top_k by μ
     assert meetings >= config.top_share * 500 - 1
-    assert explicit >= 1
+    if objective == "variance":  # it spreads tables evenly: explicit top tables fill the share
+        assert explicit >= 1
     # The matchmaker counts on its internal μ; Elo's rounding may order near-ties differently.
     assert abs(ladder.mm.stats()["top_tables"] - meetings) <= 3
     # Over the run, every pair of the true top 4 sat at one table.

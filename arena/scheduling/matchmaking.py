@@ -32,8 +32,9 @@ Strategy ("info"). Each `choose` picks, in order:
    - "doubt" (default): Σ over pairs of sides of P(their order is wrong) = Φ(−|Δμ|/√v) (v with a
      floor, DOUBT_FLOOR, against the beliefs' overconfidence about order) times the
      share vI/(1 + vI) of the difference's variance v that one game of Fisher information
-     I = p(1 − p) removes; pairs with a side in the top top_k + 2 by μ weigh (1 + top_focus)
-     per such side, since the top of a leaderboard is what is read first;
+     I = p(1 − p) removes; a side with a bot in the focus weighs (1 + top_focus), since the top
+     of a leaderboard is what is read first. The focus is the top_k by μ and their challengers
+     (LUCB-like): the next bots whose μ + s reaches the k-th's μ − s, s = √(σ² + floor/2);
    - "variance": the reduction of Σσ² that the Weng–Lin update would make (it does not depend on
      the outcome, so it is exact), which spreads precision evenly instead;
    a team table is scored at its best partnership split. The best wins; ties by the seeded rng.
@@ -108,7 +109,7 @@ class MatchmakingConfig:
     candidates: int = 64  # tables scored per choice (bounded work for big fields)
     prior_sigma: float = 200.0  # a new version's σ (Elo): about the spread of a typical field
     objective: str = "doubt"  # "doubt" (pairs whose order is in doubt) or "variance" (Σσ² drop)
-    top_focus: float = 1.0  # extra weight of sides with a bot ranked in the top top_k + 2
+    top_focus: float = 1.0  # extra weight of sides with a bot of the top_k or a challenger
 
 
 @dataclass(frozen=True)
@@ -277,7 +278,7 @@ class Matchmaker:
         self._pending: dict[int, tuple[str, ...]] = {}
         # Cumulative fair share Σ seats / active over tables 0..t-1, for the last window + 1 t's.
         self._cum: deque[float] = deque([0.0], maxlen=config.window + 1)
-        self._focus: frozenset[str] = frozenset()  # the top of the table, for doubt_gain
+        self._focus: frozenset[str] = frozenset()  # the top_k and challengers, for doubt_gain
         self._by_mu: list[_Bot] = []  # this choice's active bots, best μ first
         self._top: frozenset[str] = frozenset()  # and the top_k of them
         self._rr: dict[int, list] = {}  # round robin: format -> [field, next rank, a, b, size]
@@ -408,7 +409,7 @@ class Matchmaker:
         seats = fmt.seats
         fixed: list[_Bot] = []
         by_mu = self._by_mu
-        self._focus = frozenset(b.name for b in by_mu[:cfg.top_k + 2])
+        self._focus = self._challengers(by_mu)
         placing = sorted((b for b in pool if self._placing(b)),
                          key=lambda b: (b.scheduled, b.joined, b.name))
         fixed.extend(placing[:max(1, seats // 2)])
@@ -431,6 +432,19 @@ class Matchmaker:
         if len(fixed) >= seats:
             return self._best(fmt, [fixed[:seats]], rng), reason
         return self._best(fmt, self._candidates(fmt, pool, fixed, rng), rng), reason or "info"
+
+    def _challengers(self, by_mu: list[_Bot]) -> frozenset[str]:
+        """The top_k by μ and every bot whose optimistic μ reaches the k-th's pessimistic one."""
+        k = self.config.top_k
+        if len(by_mu) <= k:
+            return frozenset(b.name for b in by_mu)
+        edge = by_mu[k - 1]
+        bar = edge.mu - math.sqrt(edge.var + DOUBT_FLOOR / 2)
+        out = [b.name for b in by_mu[:k]]
+        for b in by_mu[k:2 * k + 2]:
+            if b.mu + math.sqrt(b.var + DOUBT_FLOOR / 2) >= bar:
+                out.append(b.name)
+        return frozenset(out)
 
     def _candidates(self, fmt: Format, pool: list[_Bot], fixed: list[_Bot],
                     rng: random.Random) -> list[list[_Bot]]:
