@@ -43,7 +43,10 @@ from arena.games.base import GameResult, GameState, ranks_from_scores
 Chooser = Callable[[int, int, list], int]
 
 # Probes that `skip` may leave out while triaging a game (the per-step invariants always run).
-SKIPPABLE = frozenset({"illegal", "clone", "aliasing", "replay", "deals"})
+SKIPPABLE = frozenset({"illegal", "clone", "aliasing", "replay", "deals", "determinize"})
+
+# Determinizations drawn per state by the coverage check before it gives up on an unseen place.
+MAX_COVERAGE_SAMPLES = 6000
 
 # Steps a clone usually plays before the original is compared with its state before cloning.
 CLONE_STEPS = 6
@@ -352,6 +355,7 @@ class _Checker:
             )
         self.max_steps = self.cls.max_steps(self.options, num_seats)
         self.overrides_result = self.cls.result is not GameState.result
+        self.determinizes = self.cls.unknown_deal is not GameState.unknown_deal
         self.report = Report(name, num_seats, dict(self.raw_options), check_seed)
         self.initial_deals: list[str] = []
         # Context of the current game, for error messages.
@@ -454,6 +458,8 @@ class _Checker:
                 actions[seat] = options[index]
             if probing and "aliasing" not in self.skip:
                 self.probe_aliasing(state, record, rng_state)
+            if probing and self.determinizes and "determinize" not in self.skip:
+                self.probe_determinize(state, record, probe_rng)
             self.call(f"apply({actions!r})", state.apply, actions)
             self.actions.append(actions)
             for seat, action in actions.items():
@@ -744,6 +750,100 @@ class _Checker:
         if self.call("result() of a kept clone", clone.result) != result:
             raise self.fail(f"a clone taken at step {start} ends with another result")
 
+    # -- determinization --------------------------------------------------------------------------
+    def true_unknown(self, state: GameState, seat: int) -> tuple[Any, dict[str, list[str]]]:
+        """The seat's hidden deal and where its cards really are (zone -> cards), checked."""
+        deal = self.call(f"unknown_deal({seat})", state.unknown_deal, seat)
+        unknown = set(deal.cards)
+        if len(unknown) != len(deal.cards):
+            raise self.fail(f"unknown_deal({seat}) lists a card twice")
+        hidden = self.call(f"hidden_from({seat})", state.hidden_from, seat)
+        if not hidden <= unknown:
+            raise self.fail(f"unknown_deal({seat}) misses hidden cards {sorted(hidden - unknown)}")
+        zones = self.call("card_zones()", state.card_zones)
+        actual = {z: [c for c in cards if c in unknown] for z, cards in zones.items()}
+        why = deal.check(actual)
+        if why:
+            raise self.fail(f"unknown_deal({seat}) does not fit the true deal: {why}")
+        return deal, actual
+
+    def probe_determinize(self, state: GameState, record: _Step, probe_rng: random.Random) -> None:
+        """For every seat: a determinized copy looks the same to that seat, keeps every card it
+        knows in place, accounts for every card, leaves the original alone, depends only on what
+        the seat knows, and plays on to a legal end."""
+        self.count("determinize")
+        zones = self.call("card_zones()", state.card_zones)
+        zone_of = {c: z for z, cards in zones.items() for c in cards}
+        deck = self.call("deck()", state.deck)
+        for seat in range(self.num_seats):
+            deal, _ = self.true_unknown(state, seat)
+            unknown = set(deal.cards)
+            key = probe_rng.getrandbits(64)
+            det = self.call(f"determinize({seat})", state.determinize, seat, random.Random(key))
+            self.same_view(state, record.view, f"determinize({seat}) changed the original")
+            if det is state or type(det) is not type(state):
+                raise self.fail(f"determinize({seat}) did not return a new {type(state).__name__}")
+            obs = self.call(f"observation({seat}) of a determinized copy", det.observation, seat)
+            if obs != record.observations[seat]:
+                raise self.fail(f"determinize({seat}) changes observation({seat}): "
+                                f"{_first_diff(record.observations[seat], obs)}")
+            if det.to_act() != record.acting:
+                raise self.fail(f"determinize({seat}) changes to_act(): {det.to_act()}")
+            dz = self.call("card_zones() of a determinized copy", det.card_zones)
+            self.check_accounting(dz, deck)
+            for z, cards in dz.items():
+                for c in cards:
+                    if c not in unknown and zone_of.get(c) != z:
+                        raise self.fail(f"determinize({seat}) moved {c}, which seat {seat} can "
+                                        f"place, from {zone_of.get(c)} to {z}")
+            # Only what the seat knows may shape the copy: determinizing the copy with the same
+            # RNG must give the same state as determinizing the original with it.
+            again = det.determinize(seat, random.Random(key ^ 1))
+            direct = state.determinize(seat, random.Random(key ^ 1))
+            a, b = again.full_view(), direct.full_view()
+            if a != b:
+                raise self.fail(f"determinize({seat}) depends on cards seat {seat} cannot know: "
+                                f"{_first_diff(b, a)}")
+            self.play_randomly(det, random_chooser(key), CLONE_STEPS, f"a determinized copy")
+        self.same_view(state, record.view, "playing determinized copies changed the original")
+
+    def play_randomly(self, state: GameState, choose: Chooser, steps: int, what: str) -> None:
+        """Play up to `steps` random steps on `state`, which must stay legal."""
+        for step in range(steps):
+            acting = self.call(f"to_act() on {what}", state.to_act)
+            if not acting:
+                return
+            actions = {}
+            for seat in acting:
+                options = self.call(f"legal_actions() on {what}", state.legal_actions, seat)
+                if not options:
+                    raise self.fail(f"{what}: seat {seat} must act but has no legal action")
+                actions[seat] = options[choose(step, seat, options)]
+            self.call(f"apply({actions!r}) on {what}", state.apply, actions)
+
+    def check_coverage(self, state: GameState, seat: int, rng: random.Random) -> int:
+        """Over many determinizations each unknown card shows up in every zone a consistent deal
+        allows and in no other; returns the number of samples drawn."""
+        deal, _ = self.true_unknown(state, seat)
+        possible = deal.possible()
+        seen: dict[str, set[str]] = {c: set() for c in deal.cards}
+        missing = sum(len(v) for v in possible.values())
+        for n in range(1, MAX_COVERAGE_SAMPLES + 1):
+            det = state.determinize(seat, rng)
+            for z, cards in det.card_zones().items():
+                for c in cards:
+                    if c in seen and z not in seen[c]:
+                        if z not in possible[c]:
+                            raise self.fail(f"determinize({seat}) put {c} in {z}, where no deal "
+                                            f"consistent with seat {seat}'s view has it")
+                        seen[c].add(z)
+                        missing -= 1
+            if not missing:
+                return n
+        gaps = {c: sorted(possible[c] - seen[c]) for c in deal.cards if possible[c] - seen[c]}
+        raise self.fail(f"after {MAX_COVERAGE_SAMPLES} determinizations for seat {seat} cards never "
+                        f"appeared where they could be: {_short(gaps)}")
+
     # -- the end ----------------------------------------------------------------------------------
     def check_result(self, state: GameState, teams: list[list[int]]) -> GameResult:
         """Check the final result: one entry per seat, ranks consistent with scores and teams."""
@@ -885,6 +985,37 @@ def check_game(
         checker.play_one(game_seed, random_chooser(derive_seed("actions", game_seed)))
     if "deals" not in checker.skip:
         checker.check_deals_differ()
+    return checker.report._finish(started)
+
+
+def check_determinization(
+    name: str,
+    num_seats: int,
+    options: Mapping[str, Any] | None = None,
+    games: int = 1,
+    states: int = 3,
+    seed: int = 0,
+) -> Report:
+    """Statistical check of `determinize`: at `states` random points of each of `games` random
+    games, for every seat, the determinized copies put each unknown card in every zone a consistent
+    deal allows and in no other (fixed seeds, so the outcome is reproducible)."""
+    started = time.perf_counter()
+    checker = _Checker(name, num_seats, options, check_seed=seed)
+    for game_seed in game_seeds(name, num_seats, options, seed, games):
+        rng = random.Random(derive_seed("determinization", game_seed))
+        checker.seed, checker.step = game_seed, 0
+        state = checker.new(game_seed)
+        path = []
+        while state.to_act():
+            path.append(state.clone())
+            state.apply({s: rng.choice(state.legal_actions(s)) for s in state.to_act()})
+        for step in sorted(rng.sample(range(len(path)), min(states, len(path)))):
+            checker.step = step
+            for seat in range(num_seats):
+                checker.count("coverage_samples", checker.check_coverage(path[step], seat, rng))
+            checker.count("coverage_states")
+        checker.report.games += 1
+        checker.report.steps += len(path)
     return checker.report._finish(started)
 
 

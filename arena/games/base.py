@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from arena.cards import make_rng
+from arena.games.chance import HiddenDeal
 from arena.errors import GameOptionsError, IllegalActionError
 
 JSON = Any
@@ -169,6 +170,38 @@ class GameState(ABC):
     def clone(self) -> GameState:
         """An independent copy; games override this with something cheaper than deepcopy."""
         return copy.deepcopy(self)
+
+    # -- determinization (for search) -----------------------------------------------------------
+    def unknown_deal(self, seat: int) -> HiddenDeal:
+        """Every card `seat` cannot place now, and the zones (of card_zones) it may be in."""
+        raise NotImplementedError(f"{type(self).__name__} has no determinization")
+
+    def determinize(self, seat: int, rng: random.Random) -> GameState:
+        """A copy in which what `seat` cannot know is re-dealt from `rng`, future chance included.
+
+        The copy's observation(seat) equals this state's; this state is unchanged.
+        """
+        deal = self.unknown_deal(seat)
+        new = self.clone()
+        new._place_unknown(seat, deal.sample(rng))
+        new._redraw_future(rng)
+        return new
+
+    def _place_unknown(self, seat: int, placed: dict[str, list[str]]) -> None:
+        """Put the re-dealt cards (zone -> cards, as in unknown_deal) in their zones."""
+        raise NotImplementedError
+
+    def _redraw_future(self, rng: random.Random) -> None:
+        """Replace every seed of later chance with one drawn from `rng`."""
+        raise NotImplementedError
+
+    def rollout(self, rng: random.Random) -> None:
+        """Play this state to its end with uniformly random legal actions (games may speed it up)."""
+        while True:
+            acting = self.to_act()
+            if not acting:
+                return
+            self._apply({s: rng.choice(self.legal_actions(s)) for s in acting})
 
 
 def check_acting(actions: Mapping[int, JSON], acting: Sequence[int]) -> None:

@@ -23,6 +23,7 @@ from arena.cards import JOKER, derive_seed, standard_deck
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import register
 from arena.games.base import JSON, GameOptions, GameState, GameType
+from arena.games.chance import HiddenDeal, future_seed
 from arena.games.cribbage_scoring import (
     best_discards,
     ceasefire_score,
@@ -363,8 +364,12 @@ class BattlefieldCribbageState(GameState):
             forced = "turn_cap"
         elif seat == self.dealer:
             if self.standoff_k is None:
+                # Face-down cards are masked: a face-down slot keeps its card all round, so this
+                # compares the same tables, and a determinized copy (whose face-down cards differ)
+                # keeps the stand-off history it could see.
                 snap = (
-                    tuple(self.line), tuple(self.hand), tuple(self.up), len(self.pile),
+                    tuple(self.line), tuple(c if u else None for c, u in zip(self.hand, self.up)),
+                    tuple(self.up), len(self.pile),
                     tuple(self.pts), self.went_out, tuple(self.finals),
                 )
                 if snap in self.snaps:
@@ -682,6 +687,42 @@ class BattlefieldCribbageState(GameState):
         if self.pending is not None and self.cur != seat:
             hidden.add(self.pending)
         return hidden
+
+    # -- determinization ----------------------------------------------------------------------------
+    def unknown_deal(self, seat: int) -> HiddenDeal:
+        """Face-down slots (the own ones too), the draw pile, the face-down crib, another's draw.
+
+        All of them were dealt or drawn blind, so every unseen card may be in any of them.
+        """
+        deal = HiddenDeal(sorted(self.hidden_from(seat)))
+        hand, up = self.hand, self.up
+        for s in range(self.n):
+            deal.add(f"slots_{s}_face_down", sum(
+                1 for i in range(s * HAND, s * HAND + HAND) if hand[i] is not None and not up[i]))
+        deal.add("draw_pile", len(self.pile))
+        deal.add("crib_face_down", len(self.crib_down))
+        if self.pending is not None and self.cur != seat:
+            deal.add("pending_drawn", 1)
+        return deal
+
+    def _place_unknown(self, seat: int, placed: dict[str, list[str]]) -> None:
+        """Fill face-down slots in slot order, then the pile, the crib and another's drawn card."""
+        hand, up = self.hand, self.up
+        for s in range(self.n):
+            cards = placed.get(f"slots_{s}_face_down")
+            if cards:
+                it = iter(cards)
+                for i in range(s * HAND, s * HAND + HAND):
+                    if hand[i] is not None and not up[i]:
+                        hand[i] = next(it)
+        self.pile = placed.get("draw_pile", [])
+        self.crib_down = placed.get("crib_face_down", [])
+        if "pending_drawn" in placed:
+            self.pending = placed["pending_drawn"][0]
+
+    def _redraw_future(self, rng: random.Random) -> None:
+        """Later rounds shuffle from a fresh deal seed."""
+        self.deal_seed = future_seed(rng)
 
     # -- JSON views --------------------------------------------------------------------------------
     # Views are built on every move (bots get an observation per move), so they copy the logged

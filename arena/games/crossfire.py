@@ -16,6 +16,7 @@ from arena.cards import derive_seed, standard_deck
 from arena.errors import IllegalActionError
 from arena.games import register
 from arena.games.base import JSON, GameOptions, GameState, GameType
+from arena.games.chance import HiddenDeal, future_seed
 
 # Comparison order: the ace is high in Crossfire.
 RANK_ORDER = {r: v for v, r in enumerate("23456789TJQKA", start=2)}
@@ -308,6 +309,38 @@ class CrossfireState(GameState):
         if not self.options.open_rows:
             hidden.update(c for c in self.rows[seat] if c)
         return hidden - self._seen()
+
+    # -- determinization ------------------------------------------------------------------------
+    def unknown_deal(self, seat: int) -> HiddenDeal:
+        """The face-down rows (the own row too unless open_rows) and the stock.
+
+        Every card not in the discard pile, on the neutral or in an open own row is equally likely
+        in any of these places: since the last (re)shuffle nothing else about them was shown.
+        """
+        known = set(self.discards)
+        if self.neutral:
+            known.add(self.neutral)
+        if self.options.open_rows:
+            known.update(c for c in self.rows[seat] if c)
+        deal = HiddenDeal([c for c in standard_deck() if c not in known])
+        for s in (0, 1):
+            if s != seat or not self.options.open_rows:
+                deal.add(f"row_{s}", sum(1 for c in self.rows[s] if c))
+        deal.add("stock", len(self.stock))
+        return deal
+
+    def _place_unknown(self, seat: int, placed: dict[str, list[str]]) -> None:
+        """Fill the re-dealt rows slot by slot, and the stock in the sampled order."""
+        for s in (0, 1):
+            cards = placed.get(f"row_{s}")
+            if cards:
+                it = iter(cards)
+                self.rows[s] = [next(it) if c else None for c in self.rows[s]]
+        self.stock = placed.get("stock", [])
+
+    def _redraw_future(self, rng: random.Random) -> None:
+        """Later reshuffles draw from a fresh seed."""
+        self._reshuffle_seed = future_seed(rng)
 
     def _history_json(self) -> list[dict]:
         return [

@@ -8,6 +8,7 @@ chosen by every participant at once. Dealing, sorting, re-deals and scoring are 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from typing import Literal
 
@@ -17,6 +18,7 @@ from arena.cards import colour_deck, seeded_shuffle
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import register
 from arena.games.base import JSON, GameOptions, GameResult, GameState, GameType, check_acting
+from arena.games.chance import HiddenDeal, future_seed
 
 COLOURS = "RBGY"
 HAND_SIZE = 5
@@ -201,6 +203,9 @@ class CrosswalkState(GameState):
         self.played: list[str] = []
         self.hands: list[list[str]] = [[] for _ in range(self.num_seats)]
         self.discarded_by: list[list[str]] = [[] for _ in range(self.num_seats)]
+        # The cards each seat put on the discard pile since it was last turned into the stock: the
+        # seat knows they are there (the deal and every reshuffle happen in view of the table).
+        self.in_discard: list[list[str]] = [[] for _ in range(self.num_seats)]
         self.own_left = list(self._own_total)
         self.participants: list[int] = []
         self.cycle = -1
@@ -214,6 +219,7 @@ class CrosswalkState(GameState):
                 return None
             self.stock = self.discard
             self.discard = []
+            self.in_discard = [[] for _ in range(self.num_seats)]
             self._shuffle(self.stock)
         return self.stock.pop()
 
@@ -224,6 +230,7 @@ class CrosswalkState(GameState):
 
     def _discard(self, seat: int, cards: list[str]) -> None:
         self.discard.extend(cards)
+        self.in_discard[seat].extend(cards)
         known = self.discarded_by[seat]
         known.extend(c for c in cards if c not in known)
 
@@ -440,6 +447,42 @@ class CrosswalkState(GameState):
         """The cards of the colours in play: 40, or 30 with three players."""
         return list(self._deck)
 
+    # -- determinization ------------------------------------------------------------------------
+    def unknown_deal(self, seat: int) -> HiddenDeal:
+        """The other hands (own colours only), the stock and the rest of the discard pile.
+
+        Known to `seat`: its hand, the played cards, and its own discards since the discard pile
+        last became the stock (they are still in the pile).
+        """
+        known = set(self.hands[seat])
+        known.update(self.played)
+        mine = self.in_discard[seat]
+        known.update(mine)
+        unknown = [c for c in self._deck if c not in known]
+        deal = HiddenDeal(unknown)
+        for other, hand in enumerate(self.hands):
+            if other != seat:
+                colours = self.seat_colours[other]
+                deal.add(f"hand{other}", len(hand), [c for c in unknown if c[0] in colours])
+        deal.add("discard", len(self.discard) - len(mine))
+        deal.add("stock", len(self.stock))
+        return deal
+
+    def _place_unknown(self, seat: int, placed: dict[str, list[str]]) -> None:
+        """Re-dealt hands (sorted), discard pile (own known discards first) and stock."""
+        for other in range(self.num_seats):
+            if other != seat:
+                self.hands[other] = sorted(placed.get(f"hand{other}", ()), key=_INDEX.__getitem__)
+                # What the other seats discarded is theirs to know, not this seat's.
+                self.discarded_by[other] = []
+                self.in_discard[other] = []
+        self.discard = self.in_discard[seat] + placed.get("discard", [])
+        self.stock = placed.get("stock", [])
+
+    def _redraw_future(self, rng: random.Random) -> None:
+        """Reshuffles and later rounds draw from a fresh deal seed."""
+        self.deal_seed = future_seed(rng)
+
     @classmethod
     def validate_options(cls, options: CrosswalkOptions, num_seats: int) -> None:
         """Seat count, and a colour_order lead_tie that orders the colours in play."""
@@ -473,5 +516,6 @@ class CrosswalkState(GameState):
         new.played = self.played[:]
         new.hands = [h[:] for h in self.hands]
         new.discarded_by = [d[:] for d in self.discarded_by]
+        new.in_discard = [d[:] for d in self.in_discard]
         new.own_left = self.own_left[:]
         return new

@@ -17,6 +17,7 @@ from arena.cards import RANKS, SUITS, derive_seed, standard_deck
 from arena.errors import IllegalActionError
 from arena.games import new_game, register
 from arena.games.base import JSON, GameOptions, GameState, GameType
+from arena.games.chance import HiddenDeal, future_seed
 
 DECK: tuple[str, ...] = tuple(standard_deck())
 HAND_SIZE = 6
@@ -380,9 +381,15 @@ class XeriState(GameState):
         return zones
 
     def hidden_from(self, seat: int) -> set[str]:
-        """The opponent's hand and the stock, except cards this seat saw in a rejected pile."""
-        hidden = set(self.hands[1 - seat])
-        hidden.update(self.stock)
+        """The other hands and the stock, except cards this seat saw in a rejected pile.
+
+        These are the cards an observation must not show; the cards whose place the seat cannot
+        know (rejected pile cards included) are `unknown_deal(seat).cards`.
+        """
+        hidden = set(self.stock)
+        for other, hand in enumerate(self.hands):
+            if other != seat:
+                hidden.update(hand)
         for pile in self.redeals:
             hidden.difference_update(pile)
         return hidden
@@ -390,6 +397,52 @@ class XeriState(GameState):
     def deck(self) -> list[str]:
         """The 52 standard cards."""
         return list(DECK)
+
+    # -- determinization ------------------------------------------------------------------------
+    def unknown_deal(self, seat: int) -> HiddenDeal:
+        """The cards `seat` has not seen this round, in the other hands and the stock.
+
+        A card of a rejected starting pile went back into the stock after the hands were dealt, so
+        during the round's first deal it cannot be in a hand.
+        """
+        known = set(self.hands[seat])
+        known.update(self.pile)
+        for pile in self.captured:
+            known.update(pile)
+        for _, a, b, _ in self.xeris:
+            known.add(a)
+            known.add(b)
+        unknown = [c for c in DECK if c not in known]
+        deal = HiddenDeal(unknown)
+        in_hands = unknown
+        if self.deal_in_round == 0 and self.redeals:
+            rejected = {c for pile in self.redeals for c in pile}
+            in_hands = [c for c in unknown if c not in rejected]
+        for other in range(self.num_seats):
+            if other != seat:
+                deal.add(f"hand_{other}", len(self.hands[other]), in_hands)
+        deal.add("stock", len(self.stock))
+        return deal
+
+    def _place_unknown(self, seat: int, placed: dict[str, list[str]]) -> None:
+        """Re-dealt hands (kept sorted) and stock (in the sampled order)."""
+        for other in range(self.num_seats):
+            if other != seat:
+                self.hands[other] = sorted(placed.get(f"hand_{other}", ()),
+                                           key=_SORT_KEY.__getitem__)
+        self.stock = placed.get("stock", [])
+
+    def _redraw_future(self, rng: random.Random) -> None:
+        """New rounds shuffle from a fresh deal seed."""
+        self.deal_seed = future_seed(rng)
+
+    def rollout(self, rng: random.Random) -> None:
+        """Random plays to the end, without building action lists."""
+        rand = rng.random
+        hands = self.hands
+        while self.current >= 0:
+            hand = hands[self.current]
+            self._play(self.current, hand[int(rand() * len(hand))])
 
     def clone(self) -> XeriState:
         """A cheap independent copy: the state mutated in place is copied, the rest is shared."""
