@@ -24,7 +24,6 @@ field of `timing-bots` active versions (goal ≤ 5 ms per table).
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import statistics
 import time
@@ -36,6 +35,7 @@ from scipy.stats import kendalltau
 from arena.ratings import rate
 from arena.scheduling.matchmaking import (ELO, Format, Matchmaker, MatchmakingConfig, TableResult,
                                           side_positions)
+from arena.ratings.simulate import plackett_luce_ranks
 
 TAU = 0.9
 #: A target counts as reached when it still holds at every check until the games have grown by
@@ -53,22 +53,6 @@ def parse_formats(text: str) -> tuple[Format, ...]:
     return tuple(formats)
 
 
-def pl_ranks(rng: random.Random, strengths: list[float]) -> list[int]:
-    """Finishing ranks (1 best) of sides drawn from Plackett–Luce (natural-log strengths)."""
-    left = list(range(len(strengths)))
-    ranks = [0] * len(strengths)
-    for place in range(1, len(strengths) + 1):
-        weights = [math.exp(strengths[i]) for i in left]
-        x = rng.random() * sum(weights)
-        for i, w in zip(left, weights):
-            x -= w
-            if x <= 0:
-                break
-        ranks[i] = place
-        left.remove(i)
-    return ranks
-
-
 def play(rng: random.Random, fmt: Format, bots: tuple[str, ...], true: dict[str, float],
          deals: int) -> tuple[tuple[int, ...], ...]:
     """Each game's per-position ranks for one table (deals × seat rotations)."""
@@ -76,7 +60,7 @@ def play(rng: random.Random, fmt: Format, bots: tuple[str, ...], true: dict[str,
     strengths = [sum(true[bots[p]] for p in s) / len(s) * ELO for s in sides]
     games = []
     for _ in range(deals * fmt.seats):
-        side_ranks = pl_ranks(rng, strengths)
+        side_ranks = plackett_luce_ranks(rng, strengths)
         ranks = [0] * fmt.seats
         for side, r in zip(sides, side_ranks):
             for p in side:

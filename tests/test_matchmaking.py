@@ -14,24 +14,9 @@ from hypothesis import strategies as st
 from arena.errors import ConfigError
 from arena.scheduling.matchmaking import (ELO, Choice, Format, Matchmaker, MatchmakingConfig,
                                           TableResult, side_positions)
+from arena.ratings.simulate import plackett_luce_ranks
 
 MIXED = (Format("xeri", 2, 2.0), Format("crossfire", 4, 1.0), Format("crosswalk", 4, 1.0, teams=True))
-
-
-def pl_order(rng: random.Random, strengths: list[float]) -> list[int]:
-    """Finishing ranks (1 best) of sides drawn from Plackett–Luce with natural-log strengths."""
-    left = list(range(len(strengths)))
-    ranks = [0] * len(strengths)
-    for place in range(1, len(strengths) + 1):
-        weights = [math.exp(strengths[i]) for i in left]
-        x = rng.random() * sum(weights)
-        for i, w in zip(left, weights):
-            x -= w
-            if x <= 0:
-                break
-        ranks[i] = place
-        left.remove(i)
-    return ranks
 
 
 def play(rng: random.Random, fmt: Format, choice: Choice, true: dict[str, float]) -> TableResult:
@@ -39,7 +24,7 @@ def play(rng: random.Random, fmt: Format, choice: Choice, true: dict[str, float]
     sides = side_positions(fmt)
     games = []
     for _ in range(fmt.seats):
-        side_ranks = pl_order(rng, [sum(true[choice.bots[p]] for p in s) / len(s) * ELO
+        side_ranks = plackett_luce_ranks(rng, [sum(true[choice.bots[p]] for p in s) / len(s) * ELO
                                     for s in sides])
         ranks = [0] * fmt.seats
         for side, r in zip(sides, side_ranks):
