@@ -19,7 +19,7 @@ from time import perf_counter
 
 import orjson
 
-from arena.games import new_game
+from arena.games import GameState, new_game
 from arena.match import GameRecord, MatchResult, Move
 from arena.store import Store
 from arena.web.replay import game_meta, replay_data
@@ -34,8 +34,8 @@ GAMES = [
 ]
 
 
-def play(game: str, seats: int, options: dict) -> tuple[int, list[Move], list[float], list[int]]:
-    """A seeded random game of at least MIN_MOVES moves: its seed, moves, scores and ranks."""
+def play(game: str, seats: int, options: dict) -> tuple[int, list[Move], GameState]:
+    """A seeded random game of at least MIN_MOVES moves: its seed, moves and final state."""
     for seed in range(1, 1000):
         state = new_game(game, options, seats, seed)
         rng = random.Random(seed)
@@ -46,8 +46,7 @@ def play(game: str, seats: int, options: dict) -> tuple[int, list[Move], list[fl
             state.apply(actions)
             step += 1
         if len(moves) >= MIN_MOVES:
-            result = state.result()
-            return seed, moves, list(result.scores), list(result.ranks)
+            return seed, moves, state
     raise RuntimeError(f"no {game} game of {MIN_MOVES} moves found")
 
 
@@ -59,11 +58,13 @@ def store_games(path: Path) -> list[tuple[str, str, int]]:
     for n, (game, seats, options) in enumerate(GAMES):
         tid = store.create_tournament(f"bench-{game}", game, "round_robin", seats, 1, options, {},
                                       list(bots.values()))
-        seed, moves, scores, ranks = play(game, seats, options)
+        seed, moves, state = play(game, seats, options)
+        result = state.result()
         names = [f"bot{i}" for i in range(seats)]
         record = GameRecord(
             game_id=f"g{n}", ordinal=0, deal=0, rotation=0, seed=seed, seats=names,
-            teams=[[s] for s in range(seats)], scores=scores, ranks=ranks, termination="normal",
+            teams=state.teams(), scores=list(result.scores), ranks=list(result.ranks),
+            termination="normal",
             culprit=None, detail="", evidence="", duration_ms=0.0, moves=moves)
         store.record_match(tid, 1, 1, game, options,
                            MatchResult(f"m{n}", [record], {}, 0.0), bots)
@@ -101,6 +102,27 @@ def main() -> None:
                       f"{best_json * 1000:>9.1f}{len(body) / 1e6:>7.2f}  "
                       f"{'ok' if ms <= GOAL_MS else 'OVER'}")
         print(f"worst {worst:.1f} ms (goal {GOAL_MS:.0f} ms): {'met' if worst <= GOAL_MS else 'MISSED'}")
+        http(path, games[0][0], args.repeat)
+
+
+def http(path: Path, gid: str, repeat: int) -> None:
+    """The same request end to end through the web app (route, replay, JSON), when it exists."""
+    try:
+        from starlette.testclient import TestClient
+
+        from arena.web import create_app
+    except ImportError as exc:
+        print(f"(no HTTP figure: {exc})")
+        return
+    client = TestClient(create_app(path))
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = perf_counter()
+        response = client.get(f"/api/games/{gid}/replay?view=full")
+        best = min(best, perf_counter() - t0)
+        response.raise_for_status()
+    print(f"GET /api/games/{gid}/replay?view=full through create_app: {best * 1000:.1f} ms "
+          f"({len(response.content) / 1e6:.2f} MB)")
 
 
 if __name__ == "__main__":

@@ -171,3 +171,32 @@ def test_the_store_is_not_written(db, ro):
         game_meta(ro, gid)
         replay_data(ro, gid, "seat:0", check=True)
     assert (db.stat().st_mtime_ns, db.read_bytes()) == before
+
+
+def test_a_forfeited_game_replays_up_to_its_last_recorded_move(tmp_path):
+    import random
+
+    from arena.match import GameRecord, MatchResult, Move
+
+    store = Store(tmp_path / "f.db")
+    bots = {"a": store.add_bot("a", "1.2"), "b": store.add_bot("b")}
+    tid = store.create_tournament("f", "xeri", "round_robin", 2, 1, {}, {}, list(bots.values()))
+    state, rng, moves = new_game("xeri", {}, 2, 11), random.Random(3), []
+    for step in range(5):
+        seat = state.to_act()[0]
+        action = rng.choice(state.legal_actions(seat))
+        moves.append(Move(step, seat, action, 1.0))
+        state.apply({seat: action})
+    record = GameRecord(game_id="g", ordinal=0, deal=0, rotation=0, seed=11, seats=["a", "b"],
+                        teams=[[0], [1]], scores=[0.0, 0.0], ranks=[1, 2], termination="timeout",
+                        culprit=1, detail="no answer in 2000 ms", evidence="", duration_ms=1.0,
+                        moves=moves)
+    store.record_match(tid, 1, 1, "xeri", {}, MatchResult("m", [record], {}, 1.0), bots)
+    ro = Store.open_readonly(tmp_path / "f.db")
+    meta = game_meta(ro, "g")
+    assert (meta["termination"], meta["culprit_seat"], meta["culprit_bot"]) == ("timeout", 1, "b")
+    assert [s["version"] for s in meta["seats"]] == ["1.2", ""]
+    assert meta["moves"] == meta["steps"] == 5
+    frames = replay_data(ro, "g", "seat:1")["frames"]
+    assert len(frames) == 6 and frames[-1]["view"] == state.observation(1)
+    assert frames[-1]["to_act"] == state.to_act() != []  # the game stopped, not ended
