@@ -117,8 +117,12 @@
       option.value = view;
       ui.view.appendChild(option);
     }
-    const wanted = new URLSearchParams(location.search).get("view");
+    // The view and step live in the URL's fragment (#view=seat:1&step=12), so a position can
+    // be linked to; ?view= works too.
+    const linked = new URLSearchParams(location.hash.slice(1));
+    const wanted = linked.get("view") || new URLSearchParams(location.search).get("view");
     if (wanted && meta.views.includes(wanted)) ui.view.value = wanted;
+    if (/^\d+$/.test(linked.get("step") || "")) state.step = Number(linked.get("step"));
 
     function load(view) {
       state.view = view;
@@ -162,6 +166,7 @@
       ui.slider.setAttribute("aria-valuetext", "step " + step + " of " + last());
       ui.counter.textContent = "Step " + step + " / " + last();
       ui.table.dataset.step = String(step);
+      history.replaceState(null, "", "#view=" + encodeURIComponent(state.view) + "&step=" + step);
       ui.table.replaceChildren();
       if (renderer) {
         renderer.render(ui.table, frame, ctx);
@@ -234,7 +239,11 @@
     $("last").addEventListener("click", () => { pause(); show(last()); });
     ui.play.addEventListener("click", play);
     ui.slider.addEventListener("input", () => { pause(); show(Number(ui.slider.value)); });
-    ui.view.addEventListener("change", () => load(ui.view.value));
+    ui.view.addEventListener("change", () => {
+      // Give the arrow keys back to the replay once a view is chosen.
+      ui.view.blur();
+      load(ui.view.value);
+    });
 
     document.addEventListener("keydown", (event) => {
       if (event.altKey || event.ctrlKey || event.metaKey) return;
