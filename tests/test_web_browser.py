@@ -236,7 +236,7 @@ def test_leaderboard_sorts_and_leads_to_a_bot_and_a_game(driver, server):
     values = [float(v) for v in driver.execute_script(
         "return Array.from(arguments[0].tBodies[0].rows).map(r => { const c = r.cells[arguments[1]];"
         " return c.getAttribute('data-value') ?? c.textContent.trim(); })", table, index)]
-    assert order in ("ascending", "descending") and len(values) >= 3
+    assert order in ("ascending", "descending") and len(set(values)) >= 2  # a real reorder
     assert values == sorted(values, reverse=order == "descending")
     assert XSS in table.text  # the bot's name is text in the table
     no_alert(driver)

@@ -6,6 +6,7 @@ bots; expected values are recomputed here with the engine, not copied.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import textwrap
 from itertools import groupby
@@ -20,6 +21,7 @@ from arena.games import new_game
 from arena.store import Store
 from arena.tournament import run_tournament
 from arena.web.replay import game_meta, parse_view, replay_data
+from conftest import BOTS
 
 XSS = "<script>alert(1)</script>"
 
@@ -28,7 +30,7 @@ name = "{name}"
 game = "{game}"
 seats = {seats}
 seed = 7
-deals = 1
+deals = {deals}
 [options]
 {options}
 [rating]
@@ -37,8 +39,8 @@ samples = 10
 name = "{xss}"
 python = "conftest:SeededRandom"
 [[bots]]
-name = "first"
-python = "conftest:FirstLegal"
+name = "heuristic"
+python = "test_web_replay:Heuristic"
 [[bots]]
 name = "rand"
 python = "conftest:SeededRandom"
@@ -53,13 +55,30 @@ TOURNAMENTS = [
 ]
 
 
+class Heuristic:
+    """In-process bot: bots/xeri_bot.py's heuristic at Xeri (so ratings differ), else the first
+    legal action."""
+
+    def __init__(self):
+        spec = importlib.util.spec_from_file_location("xeri_bot", BOTS / "xeri_bot.py")
+        self.xeri = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.xeri)
+
+    def choose(self, observation, legal_actions):
+        """The heuristic's choice at Xeri, the first legal action elsewhere."""
+        if observation.get("game") == "xeri":
+            return self.xeri.choose(observation, legal_actions)
+        return legal_actions[0]
+
+
 def build_db(folder: Path) -> Path:
     """A database with one small round robin of each game, an XSS-named bot among the players."""
     db = folder / "web.db"
     for game, seats, options in TOURNAMENTS:
         path = folder / f"{game}.toml"
         path.write_text(textwrap.dedent(CONFIG).format(
-            name=f"web-{game}", game=game, seats=seats, options=options, xss=XSS))
+            name=f"web-{game}", game=game, seats=seats, options=options, xss=XSS,
+            deals=3 if game == "xeri" else 1))
         cfg, bots, rows = load_config(path)
         run_tournament(cfg, bots, rows, Store(db), SerialExecutor())
     return db
