@@ -81,6 +81,8 @@ class RatingConfig(_Strict):
                            description="Elo's starting rating and the fitted pool's average.")
     samples: int = Field(default=DEFAULT_SAMPLES, ge=0, le=10_000,
                          description="Bootstrap samples for the 95 % intervals (0: none).")
+    anchor: str | None = Field(default=None, description="A bot whose fitted rating is fixed at "
+                               "`initial` (default: the pool's average is).")
 
 
 class SprtConfig(_Strict):
@@ -277,6 +279,9 @@ def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfi
         specs.append(spec)
         rows.append(row)
     names = [s.name for s in specs]
+    if config.rating.anchor is not None and config.rating.anchor not in names:
+        raise ConfigError(f"{path}: rating.anchor: {config.rating.anchor!r} is not one of the bots "
+                          f"({', '.join(names)})")
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ConfigError(f"{path}: bot names must be unique; repeated: {', '.join(dupes)} "

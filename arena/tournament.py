@@ -417,7 +417,7 @@ class Driver:
         rating = self.plan.config.rating
         update_ratings(self.store, self.tid, stage.number, rating.k, rating.initial,
                        bots=[self.plan.bots[e].name for e in stage.entrants],
-                       samples=rating.samples, seed=self.plan.config.seed)
+                       samples=rating.samples, seed=self.plan.config.seed, anchor=rating.anchor)
 
 
 class _StageState:
@@ -483,7 +483,8 @@ def _last_line(text: str) -> str:
 
 def update_ratings(store: Store, tournament_id: int, stage: int = 1, k: float = DEFAULT_K,
                    initial: float = DEFAULT_RATING, bots: list[str] | None = None,
-                   samples: int = DEFAULT_SAMPLES, seed: int = 0) -> list[dict]:
+                   samples: int = DEFAULT_SAMPLES, seed: int = 0,
+                   anchor: str | None = None) -> list[dict]:
     """Recompute a stage's ratings from its stored games and store them; the Elo table.
 
     Two methods are kept: Elo (in ordinal order, for continuity) and the maximum-likelihood fit
@@ -500,8 +501,11 @@ def update_ratings(store: Store, tournament_id: int, stage: int = 1, k: float = 
     ids = store.bot_ids(tournament_id)
     results = [rate(games, "elo", bots=names, k=k, initial=initial)]
     if games:
+        # A named anchor holds only where it played (a stage it sits out keeps the average).
+        fixed = (anchor, initial) if anchor and any(
+            s["bot"] == anchor for g in games for s in g["seats"]) else None
         results.append(rate(games, default_method(games), bots=names, average=initial,
-                            samples=samples, seed=seed))
+                            anchor=fixed, samples=samples, seed=seed))
     for result in results:
         rows = [{**row, "bot_id": ids.get(row["bot"])} for row in pool_flags(result).rows]
         store.save_ratings(tournament_id, result.method, rows, result.history, stage=stage)

@@ -168,7 +168,7 @@ def test_swiss_ratings_show_its_tie_breaks(tmp_path):
     for row in table["rows"]:
         assert row["buchholz"] == standings[row["bot"]]["buchholz"]
     out = cli("ratings", "--db", str(db))
-    assert out.exit_code == 0 and "buchholz" in out.output
+    assert out.exit_code == 0 and "BH" in out.output and "BH Buchholz" in out.output
 
 
 def test_four_seat_tables_are_rated_by_plackett_luce(tmp_path):
@@ -387,3 +387,16 @@ def test_los_matrix_is_complementary_and_follows_the_ratings(two):
     assert out.exit_code == 0 and "likelihood of superiority" in out.output
     out = cli("ratings", "1", "--db", str(two), "--los", "-m", "elo")
     assert out.exit_code == 2 and "maximum-likelihood" in out.output
+
+
+def test_a_named_anchor_fixes_that_bots_fitted_rating(tmp_path):
+    db = tmp_path / "a.db"
+    text = ROUND_ROBIN.replace("samples = 40", 'samples = 0\nanchor = "rand"\ninitial = 1000')
+    play(tmp_path, db, text, name="anch", seed=3, deals=4)
+    bt = {r["bot"]: r["rating"] for r in Store(db).ratings(1, "bt")}
+    assert bt["rand"] == pytest.approx(1000) and bt["xeri_heuristic"] > 1000
+    bad = tmp_path / "bad.toml"
+    bad.write_text(textwrap.dedent(text.replace('anchor = "rand"', 'anchor = "ghost"')).format(
+        bots=BOTS, name="x", seed=1, deals=1))
+    out = cli("run", str(bad), "--db", str(tmp_path / "b.db"), "--executor", "serial")
+    assert out.exit_code == 2 and "rating.anchor: 'ghost'" in out.output

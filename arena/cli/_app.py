@@ -60,6 +60,11 @@ def open_store(db: Path):
 
 
 METHOD_LABELS = {"elo": "Elo", "bt": "Bradley–Terry", "pl": "Plackett–Luce"}
+TIEBREAK_HEADERS = {"buchholz": "BH", "buchholz_cut1": "BH-1", "sonneborn_berger": "SB",
+                    "direct_encounter": "DE", "game_points": "game pts", "match_points": "pts"}
+TIEBREAK_NAMES = {"buchholz": "Buchholz", "buchholz_cut1": "Buchholz cut-1",
+                  "sonneborn_berger": "Sonneborn-Berger", "direct_encounter": "direct encounter",
+                  "game_points": "game points", "match_points": "match points"}
 _RATING_FIELDS = ("rank", "bot", "version", "rating", "lo", "hi", "minus", "plus", "games", "wins",
                   "draws", "losses", "points", "score_pct", "flag")
 
@@ -107,8 +112,8 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
     flags = any(r["flag"] for r in records)
     label = METHOD_LABELS.get(method, method)
     table = Table(title=escape(f"{title} — {label}"), title_justify="left")
-    columns = ["#", "bot (version)", "rating", *(["95 %"] if intervals else []), "games", "W-D-L",
-               "score %", *(t.replace("_", " ") for t in tiebreaks), *(e.replace("_", " ") for e in extra),
+    columns = ["#", "bot (version)", "rating", *(["95 %"] if intervals else []), "games", "points",
+               "W-D-L", "score %", *(TIEBREAK_HEADERS.get(t, t) for t in tiebreaks), *(e.replace("_", " ") for e in extra),
                *(["note"] if flags else [])]
     extra_labels = {e.replace("_", " ") for e in extra}
     for c in columns:
@@ -122,11 +127,16 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
         cells = [str(r["rank"]), who, f"{r['rating']:.0f}"]
         if intervals:
             cells.append("" if r["minus"] is None else f"−{r['minus']:.0f} +{r['plus']:.0f}")
-        cells += [str(r["games"]), f"{_num(r['wins'])}-{_num(r['draws'])}-{_num(r['losses'])}",
+        cells += [str(r["games"]), _num(r["points"]),
+                  f"{_num(r['wins'])}-{_num(r['draws'])}-{_num(r['losses'])}",
                   f"{r['score_pct']:.1f}", *(_num(r[t]) if r[t] is not None else "" for t in tiebreaks),
                   *(printable(r[k]) for k in extra),
                   *([printable(r["flag"])] if flags else [])]
         table.add_row(*cells)
+    if tiebreaks:
+        table.caption = "tie-breaks: " + ", ".join(
+            f"{TIEBREAK_HEADERS.get(t, t)} {TIEBREAK_NAMES.get(t, t)}" for t in tiebreaks)
+        table.caption_justify = "left"
     console.print(table)
     if any((r["flag"] or "").startswith("pool ") for r in records):
         console.print("the field split into pools that never met: ratings compare only within "

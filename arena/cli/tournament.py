@@ -20,8 +20,9 @@ import typer
 from rich.markup import escape
 
 from arena import reports
-from arena.cli._app import (DB_OPTION, TOURNAMENT_ARG, OutputFormat, app, console, err_console,
-                            fail, new_table, open_store, print_ratings)
+from arena.cli._app import (DB_OPTION, TIEBREAK_HEADERS, TIEBREAK_NAMES, TOURNAMENT_ARG,
+                            OutputFormat, app, console, err_console, fail, new_table, open_store,
+                            print_ratings)
 from arena.errors import ArenaError, ConfigError
 
 tournament_app = typer.Typer(
@@ -31,10 +32,6 @@ app.add_typer(tournament_app, name="tournament")
 ID_ARG = typer.Argument(help="Tournament id.")
 EVIDENCE_SHOWN = 200  # characters of a forfeit's evidence in a table (JSON output has all of it)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_HEADERS = {"buchholz": "BH", "buchholz_cut1": "BH-1", "sonneborn_berger": "SB",
-            "direct_encounter": "DE", "game_points": "game pts"}
-_NAMES = {"buchholz": "Buchholz", "buchholz_cut1": "Buchholz cut-1",
-          "sonneborn_berger": "Sonneborn-Berger", "direct_encounter": "direct encounter"}
 
 
 class ViewFormat(str, Enum):
@@ -89,7 +86,7 @@ def _standings_table(title: str, stage: dict, compact: bool):
     cols = ["#", "bot", "pts", "game pts"]
     if not compact:
         cols += ["M", "W", "D", "L", "byes"]
-    cols += [_HEADERS[t] for t in breaks]
+    cols += [TIEBREAK_HEADERS[t] for t in breaks]
     table = new_table(title, *cols, right=tuple(c for c in cols if c != "bot"))
     for r in stage["standings"]:
         cells = [str(r["rank"]), _safe(r["bot"]), _num(r["match_points"]), _num(r["game_points"])]
@@ -99,7 +96,7 @@ def _standings_table(title: str, stage: dict, compact: bool):
         table.add_row(*cells)
     if breaks:
         table.caption = "tie-breaks in order: " + ", ".join(
-            f"{_HEADERS[t]} {_NAMES[t]}" for t in breaks)
+            f"{TIEBREAK_HEADERS[t]} {TIEBREAK_NAMES[t]}" for t in breaks)
         table.caption_justify = "left"
     return table
 
