@@ -234,7 +234,8 @@ def test_leaderboard_sorts_and_leads_to_a_bot_and_a_game(driver, server):
     th.click()
     order = th.get_attribute("aria-sort")
     values = [float(v) for v in driver.execute_script(
-        "return Array.from(arguments[0].tBodies[0].rows).map(r => { const c = r.cells[arguments[1]];"
+        "return Array.from(arguments[0].tBodies[0].rows).map(r => {"
+        " const c = r.cells[arguments[1]];"
         " return c.getAttribute('data-value') ?? c.textContent.trim(); })", table, index)]
     assert order in ("ascending", "descending") and len(set(values)) >= 2  # a real reorder
     assert values == sorted(values, reverse=order == "descending")

@@ -5,8 +5,10 @@ does, so a seat's view is exactly the observation the runner sent that bot in `a
 (`state.observation(seat)`), and the full view is `state.full_view()`.
 
 Hidden card identities (`state.hidden_from(seat)`) are test data: they go out only when the
-caller asks with `check=True` (the route passes `?check=1`), so the page never receives them in
-ordinary use.
+caller asks with `check=True`, so the page never receives them in ordinary use. The API route
+`GET /api/games/{id}/replay?view=...&check=1` is meant to pass it on as
+`replay_data(store, id, view, check=request.query_params.get("check") == "1")`; the browser test
+uses it to check that no seat view draws a card hidden from that seat.
 """
 
 from __future__ import annotations
