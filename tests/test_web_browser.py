@@ -19,13 +19,11 @@ import socket
 import threading
 import time
 import urllib.request
-import warnings
 from pathlib import Path
 
 import pytest
 
 from arena.store import Store
-from arena.web.replay import replay_data
 from test_web_replay import XSS, build_db
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -209,16 +207,11 @@ def drawn_cards(driver) -> list[str]:
 
 
 def hidden_lists(base: str, db: Path, gid: str, view: str) -> list[list[str]]:
-    """Per frame, the cards hidden from the seat: from the API with ?check=1 (or the module when
-    the route does not pass `check` on)."""
+    """Per frame, the cards hidden from the seat: from the API with ?check=1."""
     with urllib.request.urlopen(f"{base}/api/games/{gid}/replay?view={view}&check=1") as r:
         frames = json.load(r)["frames"]
-    if all("hidden" in f for f in frames):
-        return [f["hidden"] for f in frames]
-    warnings.warn("the replay route does not pass ?check=1 on to replay_data(check=True): "
-                  "the hidden cards come from arena.web.replay directly")
-    return [f["hidden"] for f in
-            replay_data(Store.open_readonly(db), gid, view, check=True)["frames"]]
+    assert all("hidden" in f for f in frames), "the replay API ignored ?check=1"
+    return [f["hidden"] for f in frames]
 
 
 def test_leaderboard_sorts_and_leads_to_a_bot_and_a_game(driver, server):

@@ -81,6 +81,10 @@ def build_db(folder: Path) -> Path:
             deals=3 if game == "xeri" else 1))
         cfg, bots, rows = load_config(path)
         run_tournament(cfg, bots, rows, Store(db), SerialExecutor())
+    # A stored Xeri leaderboard, with bootstrap intervals (the page then draws their bars).
+    from arena.rating_reports import leaderboard
+
+    leaderboard(Store(db), "xeri", samples=30)
     return db
 
 

@@ -17,6 +17,7 @@ import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -210,7 +211,9 @@ def game_api(request: Request) -> Response:
 def replay_api(request: Request) -> Response:
     """A game's replay (full, or as one seat saw it) as JSON."""
     view = request.query_params.get("view", "full")
-    return ORJSONResponse(_replay_call(request, "replay_data", view)[1])
+    # check=1 adds each frame's hidden cards (what a seat must not see), for tests of the viewer.
+    check = request.query_params.get("check") == "1"
+    return ORJSONResponse(_replay_call(request, "replay_data", view, check)[1])
 
 
 async def http_error(request: Request, exc: HTTPException) -> Response:
@@ -264,7 +267,9 @@ def create_app(db_path: str | Path) -> Starlette:
         Route("/api/games/{game_id}/replay", replay_api),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)],
+    # A long game's replay JSON is megabytes of repetitive frames: gzip shrinks it ~10x.
+    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders),
+                                               Middleware(GZipMiddleware, minimum_size=2048)],
                     exception_handlers={HTTPException: http_error, Exception: server_error})
     app.state.db_path = Path(db_path)
     app.state.templates = _templates()
