@@ -720,6 +720,79 @@ class BattlefieldCribbageState(GameState):
         if "pending_drawn" in placed:
             self.pending = placed["pending_drawn"][0]
 
+    @classmethod
+    def from_observation(cls, obs: dict) -> BattlefieldCribbageState:
+        """A state that `obs` describes exactly, the cards its seat cannot place put anywhere
+        consistent (for search bots: determinize it before looking at hidden cards).
+
+        Not in an observation, so approximated: the stand-off snapshots of earlier dealer turns
+        (none) and this round's points per side (summed from the logged events' points fields is
+        not attempted: they only feed the round summary).
+        """
+        from arena.games import new_game
+
+        seat, n = obs["seat"], obs["num_players"]
+        state = new_game("battlefield_cribbage", obs["options"], n, 0)
+        state.round = obs["round"]
+        state.dealer = obs["dealer"]
+        state.over = obs["game_over"]
+        state.end_reason = obs["end_reason"]
+        state.pts = [obs["scores"][k] for k in state.score_keys]
+        state.rounds_log = tuple(
+            {**r, "points": list(r["points"])} for r in obs["rounds"])
+        state.prev_log, state.prev_log_lists = [], []
+        state._reset_round_state()
+        state.phase = obs["phase"]
+        state.cur = obs["to_act"] if obs["to_act"] is not None else 0
+        state.line = list(obs["line"])
+        state.total = obs["line_total"]
+        state.out = list(obs["out_of_play"])
+        state.crib_up = list(obs["crib"]["face_up"])
+        state.common = obs["common_card"]
+        state.first_done = list(obs["first_turn_done"])
+        state.went_out = obs["went_out"]
+        state.finals = list(obs["final_turns_remaining"])
+        state.forced = obs["forced_reason"]
+        state.takes = obs["line_takes_without_draw"]
+        state.turns = obs["turn_in_round"]
+        state.ceasefire = state.phase == "cease_fire"
+        for event in obs["history"]:
+            state._event({k: (v[:] if isinstance(v, list) else v) for k, v in event.items()})
+        hand: list[str | None] = [None] * (HAND * n)
+        up = [False] * (HAND * n)
+        known = set(state.line) | set(state.out) | set(state.crib_up)
+        if state.common:
+            known.add(state.common)
+        down: list[int] = []
+        for s, slots in enumerate(obs["hands"]):
+            for entry in slots:
+                i = s * HAND + entry["slot"]
+                if entry["card"] is None:
+                    down.append(i)
+                else:
+                    hand[i] = entry["card"]
+                    up[i] = True
+                    known.add(entry["card"])
+        own_pending = obs["pending_drawn_card"]
+        if own_pending:
+            known.add(own_pending)
+        free = iter([c for c in DECK if c not in known])
+        for i in down:
+            hand[i] = next(free)
+        state.hand, state.up = hand, up
+        state.crib_down = [next(free) for _ in range(obs["crib"]["face_down_count"])]
+        if own_pending:
+            state.pending = own_pending
+        elif state.phase == "after_draw":
+            state.pending = next(free)
+        state.pile = list(free)
+        if len(state.pile) != obs["draw_pile_count"]:
+            raise ValueError("battlefield_cribbage: the observation does not account for every card")
+        if state.phase == "crib_discard":
+            k = (state.cur - state.dealer - 1) % n + 1  # the dealer shows last
+            state.show_queue = [(state.dealer + j) % n for j in range(k, n + 1)]
+        return state
+
     def _redraw_future(self, rng: random.Random) -> None:
         """Later rounds shuffle from a fresh deal seed."""
         self.deal_seed = future_seed(rng)

@@ -342,6 +342,50 @@ class CrossfireState(GameState):
         """Later reshuffles draw from a fresh seed."""
         self._reshuffle_seed = future_seed(rng)
 
+    @classmethod
+    def from_observation(cls, obs: dict) -> CrossfireState:
+        """A state that `obs` describes exactly, the cards its seat cannot place put anywhere
+        consistent (for search bots: determinize it before looking at hidden cards)."""
+        from arena.games import new_game
+
+        seat = obs["seat"]
+        game = new_game("crossfire", obs["options"], 2, 0)
+        game.dealer = obs["dealer"]
+        game.deal_index = obs["deal_index"]
+        game.round_in_deal = obs["round_in_deal"]
+        game.round = obs["round"]
+        game.sudden_death = obs["sudden_death"]
+        game.over = obs["over"]
+        game.points = list(obs["scores"])
+        game.neutral = obs["neutral"]
+        game.discards = list(obs["discards"])
+        game.history = [
+            (h["round"], h["dealer"], h["dealer_card"], h["neutral"], h["opponent_card"],
+             h["movement"], (h["layout"]["dealer_pos"], h["layout"]["middle"],
+                             h["layout"]["opponent_pos"]), h["scorer"])
+            for h in obs["history"]
+        ]
+        regular = sum(game._sizes)
+        game.sudden_death_rounds = max(0, len(game.history) - regular) if game.sudden_death else 0
+        known = set(game.discards) | ({game.neutral} if game.neutral else set())
+        mine = {e["slot"]: e["card"] for e in obs.get("my_row", ())}
+        known.update(mine.values())
+        free = iter([c for c in standard_deck() if c not in known])
+        size = len(game.rows[0]) if game.deal_index == 1 else (
+            game._sizes[game.deal_index - 1] if game.deal_index <= len(game._sizes)
+            else ROUNDS_PER_DEAL)
+        width = max([size, *(k + 1 for k in obs["my_slots"]),
+                     *(k + 1 for k in obs["opponent_slots"])])
+        rows: list[list[str | None]] = [[None] * width, [None] * width]
+        for s, slots in ((seat, obs["my_slots"]), (seat ^ 1, obs["opponent_slots"])):
+            for k in slots:
+                rows[s][k] = mine[k] if s == seat and k in mine else next(free)
+        game.rows = rows
+        game.stock = list(free)
+        if len(game.stock) != obs["stock_count"]:
+            raise ValueError("crossfire: the observation does not account for every card")
+        return game
+
     def _history_json(self) -> list[dict]:
         return [
             {

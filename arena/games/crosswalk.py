@@ -479,6 +479,56 @@ class CrosswalkState(GameState):
         self.discard = self.in_discard[seat] + placed.get("discard", [])
         self.stock = placed.get("stock", [])
 
+    @classmethod
+    def from_observation(cls, obs: dict) -> CrosswalkState:
+        """A state that `obs` describes exactly, the cards its seat cannot place put anywhere
+        consistent (for search bots: determinize it before looking at hidden cards).
+
+        The observation does not say which of the seat's discards are still in the discard pile,
+        so this state assumes none is: its determinizations are a little less informed.
+        """
+        from arena.games import new_game
+
+        seat, n = obs["seat"], obs["num_players"]
+        game = new_game("crosswalk", obs["options"], n, 0)
+        game.round = obs["round"]
+        game.dealer = obs["dealer"]
+        game.first_dealer = (game.dealer - game.round) % n
+        game.cycle = obs["cycle"]
+        game.match_in_cycle = obs["match_in_cycle"]
+        game.pawns = dict(obs["pawns"])
+        game.round_scores = [list(r) for r in obs["round_scores"]]
+        game.participants = list(obs["participants"])
+        game.over = obs["over"]
+        game.played = list(obs["played_this_round"])
+        played = set(game.played)
+        game.own_left = [sum(1 for c in game._deck if c[0] in cols and c not in played)
+                         for cols in game.seat_colours]
+        last = obs["last_match"]
+        game.last_match = None if last is None else (
+            {int(k): v for k, v in last["cards"].items()}, last["lead"], list(last["leaders"]),
+            dict(last["moves"]))
+        game.discarded_by = [[] for _ in range(n)]
+        game.discarded_by[seat] = list(obs["my_discards_this_round"])
+        game.in_discard = [[] for _ in range(n)]
+        hands: list[list[str]] = [[] for _ in range(n)]
+        hands[seat] = list(obs["my_hand"])
+        known = played | set(hands[seat])
+        free = [c for c in game._deck if c not in known]
+        for other in range(n):
+            if other != seat:
+                cols = game.seat_colours[other]
+                mine = [c for c in free if c[0] in cols][:obs["hand_counts"][other]]
+                hands[other] = mine
+                taken = set(mine)
+                free = [c for c in free if c not in taken]
+        game.hands = hands
+        game.discard = free[:obs["discard_count"]]
+        game.stock = free[obs["discard_count"]:]
+        if len(game.stock) != obs["stock_count"]:
+            raise ValueError("crosswalk: the observation does not account for every card")
+        return game
+
     def _redraw_future(self, rng: random.Random) -> None:
         """Reshuffles and later rounds draw from a fresh deal seed."""
         self.deal_seed = future_seed(rng)

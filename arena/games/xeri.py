@@ -465,6 +465,59 @@ class XeriState(GameState):
 
     # -- positions ------------------------------------------------------------------------------
     @classmethod
+    def from_observation(cls, obs: dict) -> XeriState:
+        """A state that `obs` describes exactly, the cards its seat cannot place put anywhere
+        consistent (for search bots: determinize it before looking at hidden cards)."""
+        seat = obs["seat"]
+        game = new_game("xeri", obs["options"], 2, 0)
+        game.round = obs["round"]
+        game.dealer = obs["dealer"]
+        game.round_dealer = obs["round_dealer"]
+        game.first_dealer = game.round_dealer ^ (game.round & 1)
+        game.deal_in_round = obs["deal_in_round"]
+        game.current = -1 if obs["to_act"] is None else obs["to_act"]
+        game.totals = list(obs["scores"])
+        game.round_results = [_copy_result(r) for r in obs["round_results"]]
+        game.extra_rounds = sum(1 for r in obs["round_results"] if r["extra_round"]) + (
+            1 if obs["extra_round"] and game.current >= 0 else 0)
+        game.pile = list(obs["pile"])
+        game.ncaptured = list(obs["captured_counts"])
+        game.last_capturer = -1 if obs["last_capturer"] is None else obs["last_capturer"]
+        game.redeals = [tuple(p) for p in obs["redeals"]]
+        game.history = [(h["seat"], h["card"], None if h["captured"] is None
+                         else tuple(h["captured"]), h["xeri"]) for h in obs["history"]]
+        game.xeris = [(x["seat"], x["cards"][0], x["cards"][1], x["value"]) for x in obs["xeri"]]
+        game.captured = [[], []]
+        for s, _, taken, value in game.history:
+            if taken is not None and not value:
+                game.captured[s].extend(taken)
+        points = game._points
+        game.xeri_pts = [sum(v for s2, _, _, v in game.xeris if s2 == s) for s in (0, 1)]
+        game.card_pts = [obs["round_points"][s] - game.xeri_pts[s] for s in (0, 1)]
+        del points
+        hands: list[list[str]] = [[], []]
+        hands[seat] = list(obs["my_hand"])
+        game.hands = hands
+        game.stock = []
+        other = 1 - seat
+        # Any consistent placement will do: determinize re-deals it.
+        deal = HiddenDeal([])
+        known = set(hands[seat]) | set(game.pile)
+        for s in (0, 1):
+            known.update(game.captured[s])
+        for _, x1, x2, _ in game.xeris:
+            known.update((x1, x2))
+        deal.cards = [c for c in DECK if c not in known]
+        rejected = {c for p in game.redeals for c in p}
+        first = sorted(deal.cards, key=lambda c: c in rejected)
+        n_opp = obs["opponent_hand_count"]
+        hands[other] = sorted(first[:n_opp], key=_SORT_KEY.__getitem__)
+        game.stock = first[n_opp:]
+        if len(game.stock) != obs["stock_count"]:
+            raise ValueError("xeri: the observation does not account for every card")
+        return game
+
+    @classmethod
     def from_position(
         cls,
         options: XeriOptions | Mapping | None = None,

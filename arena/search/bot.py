@@ -1,0 +1,49 @@
+"""ISMCTS as a bot: `choose(observation, legal_actions)` rebuilds a state from the observation
+(`from_observation` of the game), searches it and answers one of the legal actions."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from arena.cards import derive_seed
+from arena.games import get_game
+from arena.search.ismcts import ISMCTS, action_key
+
+
+class ISMCTSBot:
+    """An in-process ISMCTS bot with an iteration and/or time budget per move."""
+
+    def __init__(self, iterations: int | None = 1000, time_ms: float | None = None,
+                 seed: int = 0, exploration: float = 0.7):
+        self.search = ISMCTS(iterations=iterations, time_ms=time_ms, seed=seed,
+                             exploration=exploration)
+        self.seed = seed
+
+    def choose(self, observation: dict, legal_actions: list, time_left_ms: float | None = None):
+        """The searched action for this observation (deterministic given seed and iterations)."""
+        if len(legal_actions) == 1:
+            return legal_actions[0]
+        state = get_game(observation["game"]).from_observation(observation)
+        # Seeded by the observation itself, so a move does not depend on earlier calls.
+        rng = random.Random(derive_seed("ismcts", self.seed,
+                                        json.dumps(observation, sort_keys=True)))
+        budget = self.search.time_ms
+        if time_left_ms is not None:
+            # Leave room for rebuilding the state and for the protocol's own overhead.
+            cap = max(5.0, 0.5 * time_left_ms - 20)
+            budget = cap if budget is None else min(budget, cap)
+        action = self.search.search(state, observation["seat"], rng, time_ms=budget)
+        wanted = action_key(action)
+        return next(a for a in legal_actions if action_key(a) == wanted)
+
+
+def factory(iterations: int | None = None, time_ms: float | None = None, seed: int = 0):
+    """A zero-argument factory of ISMCTSBot for tournament configs (`python = "module:attr"`)."""
+    return lambda: ISMCTSBot(iterations=iterations, time_ms=time_ms, seed=seed)
+
+
+# Factories named in configs/search/*.toml: a time budget per move (ms), or a fixed iteration count.
+ismcts_150ms = factory(time_ms=150)
+ismcts_100ms = factory(time_ms=100)
+ismcts_400it = factory(iterations=400)

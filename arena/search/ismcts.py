@@ -1,0 +1,198 @@
+"""Single-observer information-set MCTS (Cowling, Powley & Whitehouse 2012) over the game API.
+
+Every iteration determinizes the root state for the searching seat (`GameState.determinize`: the
+cards it cannot place are re-dealt, later chance re-drawn), then walks one tree shared by all
+determinizations. A node is a history of joint actions from the root; at a node, each acting seat
+keeps its own statistics per action (decoupled UCT, so the simultaneous steps of Crossfire and
+Crosswalk are handled like turns), and UCB uses availability counts: an action's exploration term
+counts the visits in which it was legal, not the node's visits. The rollout is uniformly random
+(`GameState.rollout`, which games speed up) or a policy. A seat's reward is its place in the final
+ranking (1 alone first, 0 alone last, ties split), so partners, who share ranks, share rewards.
+
+Given its seed and an iteration budget a search is deterministic; a time budget stops earlier on
+a slow machine and is for play, not for tests.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from arena.games.base import JSON, GameState
+
+Policy = Callable[[dict, list], JSON]
+
+
+def action_key(action: JSON) -> Any:
+    """A hashable key of a JSON action (dicts of scalars and lists of scalars)."""
+    if isinstance(action, dict):
+        return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in action.items())
+    if isinstance(action, list):
+        return tuple(action)
+    return action
+
+
+def rank_rewards(ranks: Sequence[int]) -> list[float]:
+    """Reward in [0, 1] per seat: the share of other seats it beats, a tie counting half."""
+    n = len(ranks)
+    if n < 2:
+        return [1.0] * n
+    return [
+        (sum(1 for r in ranks if r > mine) + 0.5 * (sum(1 for r in ranks if r == mine) - 1))
+        / (n - 1)
+        for mine in ranks
+    ]
+
+
+class _Stats:
+    """One seat's statistics at one node: visits, reward sums, availability per action key."""
+
+    __slots__ = ("n", "w", "avail")
+
+    def __init__(self) -> None:
+        self.n: dict[Any, int] = {}
+        self.w: dict[Any, float] = {}
+        self.avail: dict[Any, int] = {}
+
+
+class _Node:
+    """A history of joint actions: per-seat statistics and children by joint action."""
+
+    __slots__ = ("stats", "children")
+
+    def __init__(self) -> None:
+        self.stats: dict[int, _Stats] = {}
+        self.children: dict[tuple, _Node] = {}
+
+
+class ISMCTS:
+    """A reusable searcher: `search(state, seat)` returns the action to play for `seat`."""
+
+    def __init__(
+        self,
+        iterations: int | None = 1000,
+        time_ms: float | None = None,
+        exploration: float = 0.7,
+        seed: int = 0,
+        rollout_policy: Callable[[GameState, int, list, random.Random], JSON] | None = None,
+    ):
+        if iterations is None and time_ms is None:
+            raise ValueError("ISMCTS needs an iteration budget, a time budget or both")
+        self.iterations = iterations
+        self.time_ms = time_ms
+        self.c = exploration
+        self.seed = seed
+        self.rollout_policy = rollout_policy
+        # Engine operations of the last search, for the bench.
+        self.ops = {"iterations": 0, "determinize": 0, "clone": 0, "legal_actions": 0, "apply": 0}
+
+    def search(
+        self, state: GameState, seat: int, rng: random.Random | None = None,
+        time_ms: float | None = None,
+    ) -> JSON:
+        """The most visited action of `seat` after the budget; `state` is left unchanged."""
+        legal = state.legal_actions(seat)
+        if len(legal) == 1:
+            return legal[0]
+        rng = rng or random.Random(self.seed)
+        budget_ms = time_ms if time_ms is not None else self.time_ms
+        deadline = None if budget_ms is None else time.perf_counter() + budget_ms / 1000
+        root = _Node()
+        ops = self.ops = dict.fromkeys(self.ops, 0)
+        done = 0
+        while self.iterations is None or done < self.iterations:
+            if deadline is not None and done and time.perf_counter() >= deadline:
+                break
+            self._iterate(root, state, seat, rng, ops)
+            done += 1
+        ops["iterations"] = done
+        stats = root.stats[seat]
+        by_key = {action_key(a): a for a in legal}
+        best = max(by_key, key=lambda k: (stats.n.get(k, 0), stats.w.get(k, 0.0)))
+        return by_key[best]
+
+    def root_statistics(self, state: GameState, seat: int, rng: random.Random) -> dict:
+        """Visits and mean reward of each root action after one search (for analysis)."""
+        root = _Node()
+        for _ in range(self.iterations or 1):
+            self._iterate(root, state, seat, rng, self.ops)
+        stats = root.stats[seat]
+        return {k: (stats.n[k], stats.w[k] / stats.n[k]) for k in stats.n}
+
+    def _iterate(self, root: _Node, state: GameState, seat: int, rng: random.Random,
+                 ops: dict) -> None:
+        det = state.determinize(seat, rng)
+        ops["determinize"] += 1
+        node = root
+        path: list[tuple[_Node, dict[int, Any]]] = []
+        c = self.c
+        expanded = False
+        while not expanded:
+            acting = det.to_act()
+            if not acting:
+                break
+            joint: dict[int, Any] = {}
+            actions: dict[int, JSON] = {}
+            for s in acting:
+                legal = det.legal_actions(s)
+                ops["legal_actions"] += 1
+                stats = node.stats.get(s)
+                if stats is None:
+                    stats = node.stats[s] = _Stats()
+                keys = [action_key(a) for a in legal]
+                avail, n = stats.avail, stats.n
+                untried = []
+                for k in keys:
+                    avail[k] = avail.get(k, 0) + 1
+                    if k not in n:
+                        untried.append(k)
+                if untried:
+                    k = untried[int(rng.random() * len(untried))]
+                    expanded = True
+                else:
+                    w = stats.w
+                    best, best_v = keys[0], -1.0
+                    for k2 in keys:
+                        v = w[k2] / n[k2] + c * math.sqrt(math.log(avail[k2]) / n[k2])
+                        if v > best_v:
+                            best, best_v = k2, v
+                    k = best
+                joint[s] = k
+                actions[s] = legal[keys.index(k)]
+            path.append((node, joint))
+            det._apply(actions)
+            ops["apply"] += 1
+            jkey = tuple(sorted(joint.items()))
+            child = node.children.get(jkey)
+            if child is None:
+                child = node.children[jkey] = _Node()
+                expanded = True
+            node = child
+        if det.to_act():
+            if self.rollout_policy is None:
+                det.rollout(rng)
+            else:
+                self._policy_rollout(det, rng, ops)
+        rewards = rank_rewards(det.result().ranks)
+        for node, joint in path:
+            for s, k in joint.items():
+                stats = node.stats[s]
+                stats.n[k] = stats.n.get(k, 0) + 1
+                stats.w[k] = stats.w.get(k, 0.0) + rewards[s]
+
+    def _policy_rollout(self, det: GameState, rng: random.Random, ops: dict) -> None:
+        policy = self.rollout_policy
+        while True:
+            acting = det.to_act()
+            if not acting:
+                return
+            actions = {}
+            for s in acting:
+                legal = det.legal_actions(s)
+                ops["legal_actions"] += 1
+                actions[s] = legal[0] if len(legal) == 1 else policy(det, s, legal, rng)
+            det._apply(actions)
+            ops["apply"] += 1
