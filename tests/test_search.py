@@ -1,0 +1,60 @@
+"""ISMCTS: legal, deterministic given seed and iterations, every game and seat count, teams."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from arena.games import new_game, play_out
+from arena.search import ISMCTS, ISMCTSBot, rank_rewards
+
+GAMES = [
+    ("xeri", 2, {}),
+    ("crossfire", 2, {"open_rows": True}),
+    ("crosswalk", 2, {}),
+    ("crosswalk", 4, {}),
+    ("battlefield_cribbage", 2, {}),
+    ("battlefield_cribbage", 4, {"team_mode": True}),
+]
+
+
+def test_rank_rewards_share_ties_and_team_places():
+    assert rank_rewards([1, 2]) == [1.0, 0.0]
+    assert rank_rewards([1, 1]) == [0.5, 0.5]
+    # Two teams of two: partners share rank 1 or 3, so they share the reward.
+    assert rank_rewards([1, 3, 1, 3]) == pytest.approx([5 / 6, 1 / 6, 5 / 6, 1 / 6])
+
+
+@pytest.mark.parametrize("name,seats,options", GAMES)
+def test_a_search_is_legal_and_deterministic(name, seats, options):
+    state = new_game(name, options, seats, 4)
+    seat = state.to_act()[0]
+    before = state.full_view()
+    picks = [ISMCTS(iterations=40, seed=1).search(state, seat, random.Random(7)) for _ in range(2)]
+    assert picks[0] == picks[1]
+    assert picks[0] in state.legal_actions(seat)
+    assert state.full_view() == before
+
+
+@pytest.mark.parametrize("name,seats,options", GAMES)
+def test_the_bot_plays_whole_games(name, seats, options):
+    bot = ISMCTSBot(iterations=8, seed=2)
+    state = new_game(name, options, seats, 9)
+    result = play_out(state, [bot.choose] + [None] * (seats - 1), random.Random(3))
+    assert len(result.ranks) == seats
+
+
+def test_the_bot_answers_the_same_observation_the_same_way():
+    state = new_game("xeri", None, 2, 11)
+    seat = state.to_act()[0]
+    obs, legal = state.observation(seat), state.legal_actions(seat)
+    assert ISMCTSBot(iterations=50, seed=5).choose(obs, legal) == \
+        ISMCTSBot(iterations=50, seed=5).choose(obs, legal)
+
+
+def test_a_time_budget_still_runs_at_least_one_iteration():
+    search = ISMCTS(iterations=None, time_ms=0.0)
+    state = new_game("xeri", None, 2, 1)
+    search.search(state, state.to_act()[0], random.Random(0))
+    assert search.ops["iterations"] == 1
