@@ -23,6 +23,7 @@ from arena.conformance import (
     case_id,
     cases,
     check_cross_process,
+    check_determinization,
     check_game,
     hypothesis_check,
     option_sets,
@@ -770,6 +771,15 @@ def test_registered_game_conforms(case):
     report = check_game(name, seats, options, games=games, probe_rate=probe_rate)
     assert report.games == games and report.steps >= games
     assert report.probes["replay"] == games and report.probes["illegal"] > 0
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+def test_registered_game_determinizes_over_every_possible_place(case):
+    name, seats, options = case
+    report = check_determinization(name, seats, options, games=1, states=2, seed=0)
+    assert report.probes["coverage_states"] == 2
+    assert report.probes["coverage_samples"] >= 2 * seats
 
 
 def test_every_registered_game_is_covered():
