@@ -35,6 +35,18 @@ def action_key(action: JSON) -> Any:
     return action
 
 
+def result_rewards(ranks: Sequence[int], scores: Sequence[float], margin: float) -> list[float]:
+    """Rank rewards, blended with a `margin` share of where each score lies between the lowest
+    and the highest (a denser signal than win/loss; partners share scores, so still shared)."""
+    rewards = rank_rewards(ranks)
+    if margin <= 0:
+        return rewards
+    lo, hi = min(scores), max(scores)
+    if hi <= lo:
+        return [(1 - margin) * r + margin * 0.5 for r in rewards]
+    return [(1 - margin) * r + margin * (s - lo) / (hi - lo) for r, s in zip(rewards, scores)]
+
+
 def rank_rewards(ranks: Sequence[int]) -> list[float]:
     """Reward in [0, 1] per seat: the share of other seats it beats, a tie counting half."""
     n = len(ranks)
@@ -78,6 +90,8 @@ class ISMCTS:
         exploration: float = 0.7,
         seed: int = 0,
         rollout_policy: Callable[[GameState, int, list, random.Random], JSON] | None = None,
+        rollout: str = "greedy",
+        margin: float = 0.2,
     ):
         if iterations is None and time_ms is None:
             raise ValueError("ISMCTS needs an iteration budget, a time budget or both")
@@ -86,6 +100,9 @@ class ISMCTS:
         self.c = exploration
         self.seed = seed
         self.rollout_policy = rollout_policy
+        # "greedy" uses a game's cheap built-in playout policy where it has one (else random).
+        self.rollout = rollout
+        self.margin = margin
         # Engine operations of the last search, for the bench.
         self.ops = {"iterations": 0, "determinize": 0, "clone": 0, "legal_actions": 0, "apply": 0}
 
@@ -173,10 +190,14 @@ class ISMCTS:
             node = child
         if det.to_act():
             if self.rollout_policy is None:
-                det.rollout(rng)
+                if self.rollout == "greedy" and hasattr(det, "greedy_rollout"):
+                    det.greedy_rollout(rng)
+                else:
+                    det.rollout(rng)
             else:
                 self._policy_rollout(det, rng, ops)
-        rewards = rank_rewards(det.result().ranks)
+        result = det.result()
+        rewards = result_rewards(result.ranks, result.scores, self.margin)
         for node, joint in path:
             for s, k in joint.items():
                 stats = node.stats[s]
