@@ -731,7 +731,7 @@ class BattlefieldCribbageState(GameState):
         """
         from arena.games import new_game
 
-        seat, n = obs["seat"], obs["num_players"]
+        n = obs["num_players"]
         state = new_game("battlefield_cribbage", obs["options"], n, 0)
         state.round = obs["round"]
         state.dealer = obs["dealer"]

@@ -517,10 +517,8 @@ class XeriState(GameState):
         for s, _, taken, value in game.history:
             if taken is not None and not value:
                 game.captured[s].extend(taken)
-        points = game._points
         game.xeri_pts = [sum(v for s2, _, _, v in game.xeris if s2 == s) for s in (0, 1)]
         game.card_pts = [obs["round_points"][s] - game.xeri_pts[s] for s in (0, 1)]
-        del points
         hands: list[list[str]] = [[], []]
         hands[seat] = list(obs["my_hand"])
         game.hands = hands
