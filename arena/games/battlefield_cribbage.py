@@ -726,8 +726,7 @@ class BattlefieldCribbageState(GameState):
         consistent (for search bots: determinize it before looking at hidden cards).
 
         Not in an observation, so approximated: the stand-off snapshots of earlier dealer turns
-        (none) and this round's points per side (summed from the logged events' points fields is
-        not attempted: they only feed the round summary).
+        (none) and this round's points per side (zero; they only feed the round summary).
         """
         from arena.games import new_game
 
