@@ -18,6 +18,7 @@ from arena.failures import Termination
 from arena.games import game_names, get_game
 from arena.match import GamePlan, MatchSpec, run_match
 from arena.players.base import BotSpec, random_bot
+from arena.players.process import STALE_NOTE
 from arena.protocol import TimeControl
 
 DEFAULT_DEALS = 2  # deals per (game, seats); each deal is played once with the bot in every seat
@@ -144,6 +145,12 @@ def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
                     game_name, seats, "opponent", "the random opponent failed (not this bot's "
                     "fault; the check cannot vouch for this game)", g.detail,
                     (g.evidence or "")[:EVIDENCE_KEEP], g.game_id))
+        stale = (result.logs.get(spec.name) or "").count(STALE_NOTE)
+        if stale:
+            report.problems.append(Problem(
+                game_name, seats, "stale_answer", f"late answers: {stale} action(s) answered a "
+                "request that had already timed out or been answered (never applied; answer each "
+                "`act` once, with its own request_id)", "", "", ""))
         report.combos.append(Combo(game_name, seats, len(result.games), clean, moves,
                                    _time.perf_counter() - t0))
         if result.logs.get(spec.name):

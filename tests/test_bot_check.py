@@ -116,3 +116,11 @@ def test_json_output_and_a_slow_move_warning():
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert data["clean"] is True and data["combos"][0]["game"] == "xeri" and data["moves"] > 0
+
+
+def test_late_answers_to_old_requests_are_reported_though_no_game_is_lost():
+    report = check_bot(_bad("stale_then_ok", when=1), ["xeri"], time=FAST, deals=1)
+    assert not report.clean and report.problems
+    assert {p.reason for p in report.problems} == {"stale_answer"}
+    assert all(c.clean_games == c.games for c in report.combos)  # each stale answer was dropped
+    assert "late answers" in report.problems[0].words

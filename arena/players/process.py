@@ -57,6 +57,7 @@ BYE_GRACE = 0.5  # seconds a bot gets to exit after `bye`
 TERM_GRACE = 0.5  # seconds after SIGTERM before the hard stop
 REAP_GRACE = 2.0  # seconds the reaper gets to kill the bot's tree before it is SIGKILLed itself
 PYTHON_ALIASES = {"python", "python3"}
+STALE_NOTE = "arena: ignored an answer to request"  # written to a bot's log for each stale answer
 
 
 def resolve_command(command: tuple[str, ...]) -> list[str]:
@@ -192,7 +193,11 @@ class ProcessPlayer(Player):
                     raise BadMessage(
                         f"answer to request {msg.request_id}, which was never sent", self.last_line
                     )
-                continue  # a late answer to an earlier request: never applied
+                # A late answer to an earlier request: never applied. Say so in the bot's log,
+                # where its author (and `arena bot check`) will look.
+                self._stderr.add(f"\n{STALE_NOTE} {msg.request_id} while waiting for "
+                                 f"{request_id}\n".encode())
+                continue
             raise BadMessage(f"expected action, got {msg.type}", self.last_line)
 
     async def game_end(self, message: GameEnd) -> None:
