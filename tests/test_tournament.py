@@ -256,7 +256,9 @@ def test_team_tables_record_teams_and_share_rating_changes(tmp_path):
     assert table["r1"] == pytest.approx(table["r3"]) and table["r2"] == pytest.approx(table["h"])
 
 
-@pytest.mark.parametrize("path", sorted((BOTS.parent / "configs").glob("*.toml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted([*(BOTS.parent / "configs").glob("*.toml"),
+                                         *(BOTS.parent / "configs" / "search").glob("*.toml")]),
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_shipped_configs_load_and_plan(path):
     from arena.events import match_spec, plan_event
     from arena.scheduling import History
