@@ -33,6 +33,7 @@ SANDBOXES = ("auto", "none", "bwrap")
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 REAPER = str(Path(__file__).with_name("reaper.py"))
+ARENA_PACKAGE = str(Path(__file__).resolve().parents[1])  # the `arena` package directory
 REAPER_SIGNAL = signal.SIGUSR1  # tells the reaper: kill the whole tree now
 TAG_VAR = "ARENA_BOT_TAG"  # marks every process of one bot, so strays can be found by environ
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -159,8 +160,10 @@ class Launcher:
         exe = os.path.join(workdir, command[0])
         binds = []
         if os.path.realpath(exe) == os.path.realpath(sys.executable):
-            # A Python bot run by Arena's interpreter needs its prefixes (venv and base), only.
-            binds += [sys.prefix, sys.base_prefix, sys.exec_prefix]
+            # A Python bot run by Arena's interpreter needs its prefixes (venv and base), only —
+            # and the arena package itself, which an editable install keeps outside them (bots
+            # such as the ISMCTS one import it). The package is code: no database, no config.
+            binds += [sys.prefix, sys.base_prefix, sys.exec_prefix, ARENA_PACKAGE]
         if not any(os.path.realpath(exe).startswith(d + "/") for d in (*SYSTEM_DIRS, workdir)):
             binds.append(os.path.realpath(exe))  # a program outside the system dirs: that file
         binds.append(workdir)  # last, so the bot's folder is never hidden by another bind
