@@ -316,6 +316,11 @@ class Ladder:
 
     # -- tables -----------------------------------------------------------------------------------
     def _choose(self, choice: Choice) -> None:
+        # The choice rests on the results of tables up to number − F: they must be in the
+        # database before the choice is, or a crash in between leaves a history that a resume
+        # cannot replay (a table chosen from results the database does not have).
+        if any(n <= choice.number - self.in_flight_limit for n, _ in self.buffer):
+            self._flush()
         mid = match_id(self.tid, choice.format + 1, choice.number, 1)
         self.store.ladder_choose(self.tid, choice.number, choice.format, list(choice.bots), mid,
                                  choice.reason)

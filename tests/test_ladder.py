@@ -256,3 +256,28 @@ def test_status_and_stop_of_an_unknown_ladder(tmp_path):
     assert out.exit_code == 2 and "no ladder" in out.output
     out = runner.invoke(app, ["ladder", "stop", "nope", "--db", str(db)])
     assert out.exit_code == 2
+
+
+def test_every_choice_is_recorded_after_the_results_it_rests_on(tmp_path):
+    # A crash may come between any two writes: each recorded choice of table k must find the
+    # tables up to k − F already finished in the database, or the history could not be replayed.
+    db = tmp_path / "l.db"
+    reg = Registry(db)
+    for name, seed in (("alpha", "1"), ("beta", "2"), ("gamma", "3")):
+        reg.add(make_bot(tmp_path / "src", name, args=(seed,)))
+    config_path = tmp_path / "lad.toml"
+    config_path.write_text(textwrap.dedent(LADDER).replace("samples = 20", "samples = 0"))
+    config = load_ladder_config(config_path)
+    seen = []
+
+    class Checked(Store):
+        def ladder_choose(self, tournament_id, number, fmt, bots, match_id, reason):
+            done = {r[0] for r in self.db.execute(
+                "select number from ladder_tables where tournament_id = ? and status = "
+                "'finished'", [tournament_id])}
+            assert set(range(number - config.in_flight + 1)) <= done, number
+            seen.append(number)
+            super().ladder_choose(tournament_id, number, fmt, bots, match_id, reason)
+
+    run = Ladder(config, Checked(db), Registry(db), SerialExecutor(pin=False), games=30).run()
+    assert run.games_played >= 30 and seen == list(range(len(seen))) and len(seen) >= 15
