@@ -42,8 +42,7 @@ from arena.games import make_options
 from arena.match import GamePlan, MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
 from arena.players.limits import as_overrides, resolve_limits
-from arena.rating_reports import pool_flags
-from arena.ratings import rate
+from arena.rating_reports import leaderboard
 from arena.registry import BotVersion, Registry, parse_ref
 from arena.scheduling.matchmaking import (Choice, Format, Matchmaker, MatchmakingConfig,
                                           TableResult)
@@ -506,34 +505,20 @@ class Ladder:
 
 
 def publish_leaderboards(store: Store, tid: int, samples: int, seed: int = 0) -> dict[str, dict]:
-    """Fit and store each game's ladder leaderboard (scope "ladder", id "<ladder id>:<game>")."""
+    """Fit and store each game's ladder leaderboard (scope "ladder", id "<ladder id>:<game>"),
+    with a snapshot of it: {game: {method, rows}} for the games the ladder has played."""
+    tables = store.db.execute("select count(*) from ladder_tables where tournament_id = ? "
+                              "and status = 'finished'", [tid]).fetchone()[0]
     out = {}
     for game in store.tournament(tid)["game"].split(","):
-        games, versions = ladder_games(store, tid, game)
-        if not games:
+        if not store.db.execute("select 1 from games where tournament_id = ? and game = ? "
+                                "limit 1", [tid, game]).fetchone():
             continue
-        result = pool_flags(rate(games, "bt" if all(len({s["team"] for s in g["seats"]}) == 2
-                                                     for g in games) else "pl",
-                                 samples=samples, seed=seed))
-        rows = []
-        for r in result.rows:
-            who = versions[r["bot"]]
-            rows.append({k: r[k] for k in ("rating", "lo", "hi", "games", "wins", "draws",
-                                           "losses", "points", "score_pct", "flag")}
-                        | {"bot": who["bot"], "version": who["version"], "bot_id": who["bot_id"],
-                           "last_played": who["last_played"]})
-        store.save_pooled_ratings(LADDER_SCOPE, f"{tid}:{game}", result.method, rows)
-        tables = store.db.execute("select count(*) from ladder_tables where tournament_id = ? "
-                                  "and status = 'finished'", [tid]).fetchone()[0]
-        store.save_rating_snapshot(LADDER_SCOPE, f"{tid}:{game}", result.method, tables, rows)
-        out[game] = {"method": result.method, "rows": rows}
+        board = leaderboard(store, game, samples=samples, seed=seed, ladder_id=tid)
+        store.save_rating_snapshot(LADDER_SCOPE, f"{tid}:{game}", board["method"], tables,
+                                   board["rows"])
+        out[game] = {"method": board["method"], "rows": board["rows"]}
     return out
-
-
-def ladder_games(store: Store, tid: int, game: str) -> tuple[list[dict], dict[str, dict]]:
-    """A ladder's games of one game, seats keyed by version (as Store.pooled_games)."""
-    games, versions = store.pooled_games(game, tournament_id=tid)
-    return games, versions
 
 
 def _team_of(teams: list[list[int]], seat: int) -> int:

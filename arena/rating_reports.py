@@ -95,8 +95,6 @@ def los_table(store: Store, tournament_id: int, stage: int, method: str | None =
     method = method or default_method(games)
     if method not in ML_METHODS:
         raise ConfigError(f"--los needs a maximum-likelihood method (bt or pl), not {method!r}")
-    for game in games:
-        game["group"] = (game["match_id"], game["deal"])
     result = rate(games, method, samples=samples, seed=seed)
     bots = [r["bot"] for r in result.rows]
     return {"method": method, "bots": bots, "los": result.los}

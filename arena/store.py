@@ -415,7 +415,8 @@ class Store:
         return attempts
 
     def game_results(self, tournament_id: int, stage: int | None = None) -> list[dict]:
-        """Every game of a tournament (or stage) in ordinal order, with its seats (bot, team, score, rank)."""
+        """Every game of a tournament (or stage) in ordinal order, with its seats (bot, team, score,
+        rank) and its rating group (match, deal)."""
         games: dict[str, dict] = {}
         where, args = "g.tournament_id = ?", [tournament_id]
         if stage is not None:
@@ -428,6 +429,8 @@ class Store:
             game = games.setdefault(row["id"], {
                 "id": row["id"], "ordinal": row["ordinal"], "termination": row["termination"],
                 "deal": row["deal"], "match_id": row["match_id"], "seats": [],
+                # A duplicate deal's rotations are resampled together by the bootstrap.
+                "group": (row["match_id"], row["deal"]),
             })
             game["seats"].append({k: row[k] for k in ("bot", "team", "score", "rank")})
         return list(games.values())

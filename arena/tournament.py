@@ -495,10 +495,8 @@ def update_ratings(store: Store, tournament_id: int, stage: int = 1, k: float = 
     from arena.ratings import default_method, rate
 
     games = store.game_results(tournament_id, stage)
-    for game in games:
-        game["group"] = (game["match_id"], game["deal"])
-    names = bots if bots is not None else list(store.bot_ids(tournament_id))
     ids = store.bot_ids(tournament_id)
+    names = bots if bots is not None else list(ids)
     results = [rate(games, "elo", bots=names, k=k, initial=initial)]
     if games:
         # A named anchor holds only where it played (a stage it sits out keeps the average).
