@@ -47,9 +47,8 @@ from arena.registry import BotVersion, Registry, parse_ref
 from arena.scheduling.matchmaking import (Choice, Format, Matchmaker, MatchmakingConfig,
                                           TableResult)
 from arena.scheduling.seating import seatings
-from arena.standings import deal_points, deal_scores, score_match
 from arena.store import Lease, MatchRecord, Store
-from arena.tournament import _Stop, install_sigterm, start_heartbeat
+from arena.tournament import _Stop, install_sigterm, score_result, start_heartbeat
 
 LADDER_FORMAT = "ladder"
 LADDER_SCOPE = "ladder"
@@ -371,18 +370,11 @@ class Ladder:
     def _record(self, row: dict, spec: MatchSpec, result: MatchResult) -> None:
         names = list(row["bots"])
         local = {n: i for i, n in enumerate(names)}
-        games = [[{"entry": local[name], "team": _team_of(g.teams, seat), "rank": g.ranks[seat]}
-                  for seat, name in enumerate(g.seats)] for g in result.games]
-        per_deal = deal_scores([{"deal": g.deal, "seats": seats}
-                                for g, seats in zip(result.games, games)])
         bots = tuple(range(len(names)))
-        score = replace(score_match(row["number"], 1, bots, games),
-                        deals=deal_points(per_deal, bots))
+        score, deals = score_result(result, row["number"], 1, bots, local, names)
         record = MatchRecord(row["format"] + 1, row["number"], 1, spec.game, spec.options,
                              result=result, score=score, names=names, match_id=spec.match_id,
-                             bots=bots,
-                             deals=[{"deal": d["deal"], "bot": names[d["entry"]],
-                                     "points": d["points"], "games": d["games"]} for d in per_deal])
+                             bots=bots, deals=deals)
         if not self.buffer:
             self.buffered_since = time.monotonic()
         self.buffer.append((row["number"], record))
@@ -519,10 +511,6 @@ def publish_leaderboards(store: Store, tid: int, samples: int, seed: int = 0) ->
                                    board["rows"])
         out[game] = {"method": board["method"], "rows": board["rows"]}
     return out
-
-
-def _team_of(teams: list[list[int]], seat: int) -> int:
-    return next(t for t, members in enumerate(teams) if seat in members)
 
 
 def find_ladder(store: Store, ref: str | int | None) -> dict:

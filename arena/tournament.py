@@ -364,17 +364,8 @@ class Driver:
                 self._flush()
 
     def _finished(self, state: _StageState, record: MatchRecord, result: MatchResult) -> None:
-        games = [
-            [{"entry": state.local[name], "team": _team_of(g.teams, seat), "rank": g.ranks[seat]}
-             for seat, name in enumerate(g.seats)]
-            for g in result.games
-        ]
-        per_deal = deal_scores([{"deal": g.deal, "seats": seats}
-                                for g, seats in zip(result.games, games)])
-        score = replace(score_match(record.round, record.table, record.bots, games),
-                        deals=deal_points(per_deal, record.bots))
-        deals = [{"deal": d["deal"], "bot": state.names[d["entry"]], "points": d["points"],
-                  "games": d["games"]} for d in per_deal]
+        score, deals = score_result(result, record.round, record.table, record.bots,
+                                    state.local, state.names)
         record.result, record.score, record.deals = result, score, deals
         state.scores.append(score)
         state.open_matches[record.round] -= 1
@@ -467,6 +458,25 @@ class _StageState:
 
 def _round_names(rnd: Round, names: list[str]) -> tuple[list[list[str]], list[str]]:
     return [[names[b] for b in t.bots] for t in rnd.tables], [names[b] for b in rnd.byes]
+
+
+def score_result(result: MatchResult, round_no: int, table_no: int, bots: tuple[int, ...],
+                 local: dict[str, int], names: list[str]) -> tuple[MatchScore, list[dict]]:
+    """A finished match's MatchScore (with per-deal points) and its deal rows for the store.
+
+    `local` maps each bot's name to its entry; `names[entry]` is the name again.
+    """
+    games = [
+        [{"entry": local[name], "team": _team_of(g.teams, seat), "rank": g.ranks[seat]}
+         for seat, name in enumerate(g.seats)]
+        for g in result.games
+    ]
+    per_deal = deal_scores([{"deal": g.deal, "seats": seats}
+                            for g, seats in zip(result.games, games)])
+    score = replace(score_match(round_no, table_no, bots, games), deals=deal_points(per_deal, bots))
+    deals = [{"deal": d["deal"], "bot": names[d["entry"]], "points": d["points"],
+              "games": d["games"]} for d in per_deal]
+    return score, deals
 
 
 def _team_of(teams: list[list[int]], seat: int) -> int:
