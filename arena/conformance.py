@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import orjson
 from pydantic import ValidationError
 
 from arena.cards import derive_seed
@@ -540,6 +541,7 @@ class _Checker:
             if not isinstance(obs, dict):
                 raise self.fail(f"{what} is not a JSON object: {_short(obs)}")
             text, back = self.roundtrip(what, obs)
+            self.check_incremental(state, seat, back)
             observations.append(back)
             if obs.get("game") != self.name or obs.get("seat") != seat:
                 raise self.fail(
@@ -561,6 +563,26 @@ class _Checker:
         scores = self.call("scores()", state.scores)
         self.check_scores("scores()", scores, teams)
         return _Step(list(acting), view, observations, legal_lists, list(scores))
+
+    def check_incremental(self, state: GameState, seat: int, observed: dict) -> None:
+        """observation_json(seat) and observation_from_scratch(seat) must equal observation(seat)."""
+        what = f"observation_json({seat})"
+        encoded = self.call(what, state.observation_json, seat)
+        if not isinstance(encoded, bytes):
+            raise self.fail(f"{what} is not bytes: {_short(encoded)}")
+        try:
+            sent = orjson.loads(encoded)
+        except orjson.JSONDecodeError as exc:
+            raise self.fail(f"{what} is not JSON: {exc}") from None
+        if sent != observed:
+            raise self.fail(f"{what} differs from observation({seat}): {_first_diff(observed, sent)}")
+        what = f"observation_from_scratch({seat})"
+        _, rebuilt = self.roundtrip(what, self.call(what, state.observation_from_scratch, seat))
+        if rebuilt != observed:
+            raise self.fail(
+                f"observation({seat}) differs from a build from scratch: {_first_diff(rebuilt, observed)}"
+            )
+        self.count("incremental_observations")
 
     def check_accounting(self, zones: Any, deck: list[str]) -> None:
         """Check the card zones hold exactly the deck."""
@@ -1016,6 +1038,44 @@ def check_determinization(
             checker.count("coverage_states")
         checker.report.games += 1
         checker.report.steps += len(path)
+    return checker.report._finish(started)
+
+
+def check_observations(
+    name: str,
+    num_seats: int,
+    options: Mapping[str, Any] | None = None,
+    games: int = 100,
+    seed: int = 0,
+) -> Report:
+    """Play `games` seeded random games and, at every step and for every seat, hold the cached
+    observation(), its encoding observation_json() and a build from scratch to one another.
+
+    Cheaper per game than `check_game` (no other probe), so it can cover thousands of games; clones
+    taken along the way are played on and checked too, since caches must not be shared with them.
+    """
+    started = time.perf_counter()
+    checker = _Checker(name, num_seats, options, check_seed=seed)
+    for game_seed in game_seeds(name, num_seats, options, seed, games):
+        rng = random.Random(derive_seed("observations", game_seed))
+        checker.seed, checker.step = game_seed, 0
+        state = checker.new(game_seed)
+        branch = None
+        while state.to_act():
+            for current in (state, branch) if branch is not None else (state,):
+                for seat in range(num_seats):
+                    observed = checker.call(f"observation({seat})", current.observation, seat)
+                    checker.check_incremental(current, seat, json.loads(json.dumps(observed)))
+            if branch is None and rng.random() < 0.05:
+                branch = state.clone()  # played on separately: its caches must be its own
+            for current in (state, branch) if branch is not None else (state,):
+                if current.to_act():
+                    current.apply({s: rng.choice(current.legal_actions(s)) for s in current.to_act()})
+            if branch is not None and not branch.to_act():
+                branch = None
+            checker.step += 1
+        checker.report.games += 1
+        checker.report.steps += checker.step
     return checker.report._finish(started)
 
 

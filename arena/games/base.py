@@ -14,6 +14,8 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 import random
+
+import orjson
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -118,6 +120,22 @@ class GameState(ABC):
     @abstractmethod
     def observation(self, seat: int) -> dict:
         """Exactly what `seat` may see now, as a JSON object."""
+
+    def observation_json(self, seat: int) -> bytes:
+        """observation(seat) as compact JSON: what the runner sends in an `act` line.
+
+        Games build it from parts cached as the game goes (a history's encoded entries are
+        appended once, never re-encoded), so its cost does not grow with the game's length.
+        """
+        return orjson.dumps(self.observation(seat))
+
+    def observation_from_scratch(self, seat: int) -> dict:
+        """observation(seat) rebuilt from the state alone, using no cache.
+
+        The reference the conformance kit holds observation() and observation_json() to at every
+        step; a game whose observation() keeps no cache need not override it.
+        """
+        return self.observation(seat)
 
     @abstractmethod
     def full_view(self) -> dict:
