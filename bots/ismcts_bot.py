@@ -2,8 +2,9 @@
 """ISMCTS as a subprocess bot (arena/1 protocol): needs the `arena` package importable.
 
 Run it with Arena's interpreter (the manifest's `python3` must be one that has Arena installed).
-Usage: ismcts_bot.py [TIME_MS] [SEED]; each move searches for min(TIME_MS, about half of the
-act's time_left_ms).
+Usage: ismcts_bot.py [TIME_MS] [SEED] [ITERATIONS]; each move searches ITERATIONS iterations (no
+limit if absent or 0) but for no longer than min(TIME_MS, about half of the act's time_left_ms).
+The game's options come once, in game_start.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ def main(argv: list[str]) -> None:
     """Serve the protocol until `bye` or end of input."""
     time_ms = float(argv[0]) if argv else 100.0
     seed = int(argv[1]) if len(argv) > 1 else 0
-    bot = ISMCTSBot(iterations=None, time_ms=time_ms, seed=seed)
+    iterations = int(argv[2]) if len(argv) > 2 and int(argv[2]) > 0 else None
+    bot = ISMCTSBot(iterations=iterations, time_ms=time_ms, seed=seed)
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -33,6 +35,8 @@ def main(argv: list[str]) -> None:
         kind = msg.get("type")
         if kind == "hello":
             send({"type": "ready", "name": "ismcts", "version": "1"})
+        elif kind == "game_start":
+            bot.game_start(msg)
         elif kind == "act":
             action = bot.choose(msg["observation"], msg["legal_actions"], msg.get("time_left_ms"))
             send({"type": "action", "request_id": msg["request_id"], "action": action})

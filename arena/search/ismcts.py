@@ -5,9 +5,12 @@ cards it cannot place are re-dealt, later chance re-drawn), then walks one tree 
 determinizations. A node is a history of joint actions from the root; at a node, each acting seat
 keeps its own statistics per action (decoupled UCT, so the simultaneous steps of Crossfire and
 Crosswalk are handled like turns), and UCB uses availability counts: an action's exploration term
-counts the visits in which it was legal, not the node's visits. The rollout is uniformly random
-(`GameState.rollout`, which games speed up) or a policy. A seat's reward is its place in the final
-ranking (1 alone first, 0 alone last, ties split), so partners, who share ranks, share rewards.
+counts the visits in which it was legal, not the node's visits. The playout after the tree follows
+the game's `Profile` (arena.search.playouts): a cheap state-based policy or random play, to the end
+of the game or of the current round. A finished game's reward blends its rank (1 alone first, 0
+alone last, ties split) with the squashed gain of the side's score margin over the search's root;
+a playout cut at a round's end is scored by that margin gain alone. Rewards are per side, so
+partners share them.
 
 Given its seed and an iteration budget a search is deterministic; a time budget stops earlier on
 a slow machine and is for play, not for tests.
@@ -18,13 +21,11 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from arena.games.base import JSON, GameState
-
-Policy = Callable[[dict, list], JSON]
-
+from arena.search.playouts import Profile, play_out, profile_for
 
 def action_key(action: JSON) -> Any:
     """A hashable key of a JSON action (dicts of scalars and lists of scalars)."""
@@ -33,18 +34,6 @@ def action_key(action: JSON) -> Any:
     if isinstance(action, list):
         return tuple(action)
     return action
-
-
-def result_rewards(ranks: Sequence[int], scores: Sequence[float], margin: float) -> list[float]:
-    """Rank rewards, blended with a `margin` share of where each score lies between the lowest
-    and the highest (a denser signal than win/loss; partners share scores, so still shared)."""
-    rewards = rank_rewards(ranks)
-    if margin <= 0:
-        return rewards
-    lo, hi = min(scores), max(scores)
-    if hi <= lo:
-        return [(1 - margin) * r + margin * 0.5 for r in rewards]
-    return [(1 - margin) * r + margin * (s - lo) / (hi - lo) for r, s in zip(rewards, scores)]
 
 
 def rank_rewards(ranks: Sequence[int]) -> list[float]:
@@ -89,9 +78,7 @@ class ISMCTS:
         time_ms: float | None = None,
         exploration: float = 0.7,
         seed: int = 0,
-        rollout_policy: Callable[[GameState, int, list, random.Random], JSON] | None = None,
-        rollout: str = "random",
-        margin: float = 0.0,
+        profile: Profile | str = "tuned",
     ):
         if iterations is None and time_ms is None:
             raise ValueError("ISMCTS needs an iteration budget, a time budget or both")
@@ -99,13 +86,15 @@ class ISMCTS:
         self.time_ms = time_ms
         self.c = exploration
         self.seed = seed
-        self.rollout_policy = rollout_policy
-        # "greedy" uses a game's cheap built-in playout policy where it has one (else random); in a
-        # 24-game Xeri test it and margin=0.2 did worse than the defaults, so both are opt-in.
-        self.rollout = rollout
-        self.margin = margin
+        # A Profile, or the name of a per-game kind ("tuned", "random") looked up at search time.
+        self.profile = profile
         # Engine operations of the last search, for the bench.
         self.ops = {"iterations": 0, "determinize": 0, "clone": 0, "legal_actions": 0, "apply": 0}
+
+    def _profile_of(self, state: GameState) -> Profile:
+        if isinstance(self.profile, Profile):
+            return self.profile
+        return profile_for(state.game_type.name, self.profile)
 
     def search(
         self, state: GameState, seat: int, rng: random.Random | None = None,
@@ -120,11 +109,12 @@ class ISMCTS:
         deadline = None if budget_ms is None else time.perf_counter() + budget_ms / 1000
         root = _Node()
         ops = self.ops = dict.fromkeys(self.ops, 0)
+        scorer = _Scorer(state, self._profile_of(state))
         done = 0
         while self.iterations is None or done < self.iterations:
             if deadline is not None and done and time.perf_counter() >= deadline:
                 break
-            self._iterate(root, state, seat, rng, ops)
+            self._iterate(root, state, seat, rng, ops, scorer)
             done += 1
         ops["iterations"] = done
         stats = root.stats[seat]
@@ -135,13 +125,14 @@ class ISMCTS:
     def root_statistics(self, state: GameState, seat: int, rng: random.Random) -> dict:
         """Visits and mean reward of each root action after one search (for analysis)."""
         root = _Node()
+        scorer = _Scorer(state, self._profile_of(state))
         for _ in range(self.iterations or 1):
-            self._iterate(root, state, seat, rng, self.ops)
+            self._iterate(root, state, seat, rng, self.ops, scorer)
         stats = root.stats[seat]
         return {k: (stats.n[k], stats.w[k] / stats.n[k]) for k in stats.n}
 
     def _iterate(self, root: _Node, state: GameState, seat: int, rng: random.Random,
-                 ops: dict) -> None:
+                 ops: dict, scorer: _Scorer) -> None:
         det = state.determinize(seat, rng)
         ops["determinize"] += 1
         node = root
@@ -190,31 +181,56 @@ class ISMCTS:
                 expanded = True
             node = child
         if det.to_act():
-            if self.rollout_policy is None:
-                if self.rollout == "greedy" and hasattr(det, "greedy_rollout"):
-                    det.greedy_rollout(rng)
-                else:
-                    det.rollout(rng)
-            else:
-                self._policy_rollout(det, rng, ops)
-        result = det.result()
-        rewards = result_rewards(result.ranks, result.scores, self.margin)
+            scorer.play_out(det, rng)
+        rewards = scorer.rewards(det)
         for node, joint in path:
             for s, k in joint.items():
                 stats = node.stats[s]
                 stats.n[k] = stats.n.get(k, 0) + 1
                 stats.w[k] = stats.w.get(k, 0.0) + rewards[s]
 
-    def _policy_rollout(self, det: GameState, rng: random.Random, ops: dict) -> None:
-        policy = self.rollout_policy
-        while True:
-            acting = det.to_act()
-            if not acting:
-                return
-            actions = {}
-            for s in acting:
-                legal = det.legal_actions(s)
-                ops["legal_actions"] += 1
-                actions[s] = legal[0] if len(legal) == 1 else policy(det, s, legal, rng)
-            det._apply(actions)
-            ops["apply"] += 1
+
+class _Scorer:
+    """Plays out and scores determinized states of one search, relative to its root's margins."""
+
+    def __init__(self, root: GameState, profile: Profile):
+        self.profile = profile
+        self.teams = root.teams()
+        self.side_of = [0] * root.num_seats
+        for i, team in enumerate(self.teams):
+            for s in team:
+                self.side_of[s] = i
+        self.root_margins = self._margins(root.scores())
+        # Cutting at the round's end only pays when the root is not already past the last round.
+        self.cut = profile.stop_at_round_end and hasattr(root, "round")
+
+    def _margins(self, scores: Sequence[float]) -> list[float]:
+        """Per side: its score minus the best other side's."""
+        side_scores = [scores[team[0]] for team in self.teams]
+        if len(side_scores) < 2:
+            return [0.0] * len(side_scores)
+        out = []
+        for i, mine in enumerate(side_scores):
+            out.append(mine - max(v for j, v in enumerate(side_scores) if j != i))
+        return out
+
+    def play_out(self, det: GameState, rng: random.Random) -> None:
+        """Play `det` on as the profile says."""
+        profile = self.profile
+        if profile.fast is not None:
+            profile.fast(det, rng, self.cut)
+        else:
+            play_out(det, rng, self.cut, profile.policy)
+
+    def rewards(self, det: GameState) -> list[float]:
+        """Reward in [0, 1] per seat for where `det` stands (finished or cut at a round's end)."""
+        profile = self.profile
+        margins = self._margins(det.scores())
+        scale = profile.scale
+        gains = [0.5 + 0.5 * math.tanh((m - r) / scale)
+                 for m, r in zip(margins, self.root_margins)]
+        if det.to_act():
+            return [gains[side] for side in self.side_of]
+        ranks = rank_rewards(det.result().ranks)
+        w = profile.rank_weight
+        return [w * ranks[s] + (1 - w) * gains[self.side_of[s]] for s in range(len(ranks))]
