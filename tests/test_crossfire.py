@@ -150,7 +150,8 @@ def test_dealer_rotation(length):
         game = new_game("crossfire", {"dealer_rotation": rotation, "game_length": length}, 2, 21)
         first = game.dealer
         play_random(game, random.Random(0))
-        for rnd, dealer, *_ in game.history:
+        for entry in game.history:
+            rnd, dealer = entry["round"], entry["dealer"]
             deal = (rnd - 1) // 5
             expected = first ^ (deal % 2) if rotation == "per_deal" else first
             assert dealer == expected
@@ -183,8 +184,9 @@ def test_tie_rule_option_reaches_the_game():
     for rule in ("position", "played_cards"):
         game = new_game("crossfire", {"tie_rule": rule}, 2, 5)
         play_random(game, random.Random(5))
-        for _, dealer, d, n, o, _, _, scorer in game.history:
-            expected = resolve_round(d, n, o, rule)[2]
+        for entry in game.history:
+            dealer, scorer = entry["dealer"], entry["scorer"]
+            expected = resolve_round(entry["dealer_card"], entry["neutral"], entry["opponent_card"], rule)[2]
             assert scorer == (None if expected is None else dealer if expected == "dealer" else 1 - dealer)
 
 
@@ -216,8 +218,8 @@ def test_sudden_death_ends_with_a_winner(length):
     assert steps <= CrossfireState.max_steps(game.options, 2)
     assert abs(game.points[0] - game.points[1]) == 1
     assert sorted(game.result().ranks) == [1, 2]
-    assert game.history[-1][7] is not None
-    assert all(entry[7] is None for entry in game.history[regular:-1])
+    assert game.history[-1]["scorer"] is not None
+    assert all(entry["scorer"] is None for entry in game.history[regular:-1])
 
 
 def test_sudden_death_is_bounded(monkeypatch):
@@ -318,6 +320,44 @@ def test_observation_shape():
     assert json.loads(json.dumps(obs)) == obs
 
 
+def test_observation_leaves_options_to_game_start():
+    """No options in the observation; from_observation takes them as game_start gives them."""
+    options = {"open_rows": True, "game_length": "reshuffle_to_25_rounds"}
+    game = new_game("crossfire", options, 2, 12)
+    rng = random.Random(12)
+    for _ in range(17):  # into the fourth deal, after the reshuffle
+        game.apply({s: rng.choice(game.legal_actions(s)) for s in game.to_act()})
+    obs = game.observation(0)
+    assert "options" not in obs and "options" not in json.loads(game.observation_json(0))
+    start_options = game.options.model_dump(mode="json")
+    rebuilt = CrossfireState.from_observation(obs, start_options)
+    assert rebuilt.options.open_rows and rebuilt.options.game_length == "reshuffle_to_25_rounds"
+    assert rebuilt.observation(0) == obs and rebuilt.legal_actions(0) == game.legal_actions(0)
+    # Under other options the same observation means another game: my_row is not shown.
+    assert "my_row" not in CrossfireState.from_observation(obs, {}).observation(0)
+
+
+def test_encoded_observation_follows_the_game_and_ignores_callers_changes():
+    """observation_json tracks every round and reshuffle; changing a returned observation or
+    playing on a clone does not reach the game's cached encoding."""
+    game = new_game("crossfire", {"game_length": "reshuffle_to_25_rounds"}, 2, 3)
+    rng = random.Random(3)
+    while not game.is_over():
+        for seat in (0, 1):
+            obs = game.observation(seat)
+            assert json.loads(game.observation_json(seat)) == obs
+            obs["history"].append("scribble")
+            obs["discards"].clear()
+            for entry in obs["history"][:-1]:
+                entry["layout"]["middle"] = "scribble"
+            assert json.loads(game.observation_json(seat)) == game.observation_from_scratch(seat)
+        twin = game.clone()
+        play_random(twin, random.Random(1))
+        assert json.loads(game.observation_json(0)) == game.observation_from_scratch(0)
+        game.apply({s: rng.choice(game.legal_actions(s)) for s in game.to_act()})
+    assert len(json.loads(game.observation_json(1))["history"]) == 25
+
+
 @pytest.mark.parametrize(
     "options",
     [{}, {"open_rows": True}, {"game_length": "reshuffle_to_25_rounds", "tiebreak": "sudden_death"},
@@ -375,7 +415,7 @@ def test_random_play_invariants(seed, play_seed, length, rotation, rule, tiebrea
         steps += 1
         assert steps <= limit
     assert sorted(sum(game.card_zones().values(), [])) == deck
-    assert sum(game.scores()) == sum(1 for entry in game.history if entry[7] is not None)
+    assert sum(game.scores()) == sum(1 for entry in game.history if entry["scorer"] is not None)
     if tiebreak == "draw":
         assert steps == sum(crossfire.DEAL_SIZES[length])
     else:

@@ -10,6 +10,7 @@ import random
 from collections.abc import Mapping
 from typing import Literal
 
+import orjson
 from pydantic import Field
 
 from arena.cards import derive_seed, standard_deck
@@ -37,6 +38,13 @@ MOVEMENTS = ("none", "swap_players", "swap_dealer_neutral", "swap_neutral_oppone
 
 # Shared action objects are only compared against, never handed out (legal_actions builds fresh ones).
 _ACTIONS = [{"type": "play_slot", "slot": k} for k in range(ROUNDS_PER_DEAL)]
+_SLOT_INDEX = {k: k for k in range(ROUNDS_PER_DEAL)}
+
+
+def _encode_tail(encoded: bytes, items: list, done: int) -> bytes:
+    """`encoded` (the comma-joined JSON of items[:done]) extended with the JSON of the rest."""
+    tail = b",".join([orjson.dumps(item) for item in items[done:]])
+    return encoded + b"," + tail if encoded else tail
 
 
 def resolve_round(
@@ -140,6 +148,9 @@ class CrossfireState(GameState):
         self._reshuffle_seed = self.rng.getrandbits(63)
         self._reshuffles = 0
         self.rows: list[list[str | None]] = [[], []]
+        # Each seat's face-down slot numbers, ascending: what legal_actions and the observation
+        # list, kept beside the rows so that no move scans them.
+        self._slots: list[list[int]] = [[], []]
         self.neutral: str | None = None
         self.discards: list[str] = []
         self.points = [0, 0]
@@ -149,8 +160,16 @@ class CrossfireState(GameState):
         self.sudden_death = False
         self.sudden_death_rounds = 0
         self.over = False
-        # (round, dealer seat, dealer card, neutral, opponent card, movement, layout, scorer seat)
-        self.history: list[tuple] = []
+        # One observation-ready entry per round played, as the observation shows it; entries are
+        # never changed once appended, so clones share them and their encodings.
+        self.history: list[dict] = []
+        # The comma-joined JSON of history[:_history_done] and discards[:_discards_done]: encoded
+        # when an observation is first encoded after they grow (never during rollouts), each entry
+        # once. Bytes are immutable, so clones share them.
+        self._history_json = b""
+        self._history_done = 0
+        self._discards_json = b""
+        self._discards_done = 0
         self._deal(self._sizes[0])
 
     # -- the course of a game -------------------------------------------------------------------
@@ -163,7 +182,7 @@ class CrossfireState(GameState):
             pile = self.discards + self.stock
             self._shuffle(pile)
             self.stock = pile
-            self.discards = []
+            self._set_discards([])
         stock = self.stock
         dealer = self.dealer
         opp_row: list[str | None] = []
@@ -172,10 +191,17 @@ class CrossfireState(GameState):
             opp_row.append(stock.pop())
             dealer_row.append(stock.pop())
         self.rows = [dealer_row, opp_row] if dealer == 0 else [opp_row, dealer_row]
+        self._slots = [list(range(size)), list(range(size))]
         self.neutral = stock.pop()
         self.deal_index += 1
         self.round_in_deal = 1
         self.round += 1
+
+    def _set_discards(self, cards: list[str]) -> None:
+        """Replace the discard pile (its encoding starts over)."""
+        self.discards = cards
+        self._discards_json = b""
+        self._discards_done = 0
 
     def _shuffle(self, cards: list[str]) -> None:
         """Shuffle in place with the next reshuffle generator (derived from the game's rng)."""
@@ -196,7 +222,7 @@ class CrossfireState(GameState):
             deck = self.stock + self.discards
             self._shuffle(deck)
             self.stock = deck
-            self.discards = []
+            self._set_discards([])
             self._deal(ROUNDS_PER_DEAL)
         else:
             # Any cards left in the stock stay there, never revealed.
@@ -210,13 +236,24 @@ class CrossfireState(GameState):
         opponent_card = rows[dealer ^ 1][slots[dealer ^ 1]]
         rows[dealer][slots[dealer]] = None
         rows[dealer ^ 1][slots[dealer ^ 1]] = None
+        self._slots[0].remove(slots[0])
+        self._slots[1].remove(slots[1])
         neutral = self.neutral
         movement, layout, scorer = resolve_round(dealer_card, neutral, opponent_card, self._tie_rule)
         seat = None if scorer is None else (dealer if scorer == "dealer" else dealer ^ 1)
         if seat is not None:
             self.points[seat] += 1
         self.history.append(
-            (self.round, dealer, dealer_card, neutral, opponent_card, movement, layout, seat)
+            {
+                "round": self.round,
+                "dealer": dealer,
+                "dealer_card": dealer_card,
+                "neutral": neutral,
+                "opponent_card": opponent_card,
+                "movement": movement,
+                "layout": {"dealer_pos": layout[0], "middle": layout[1], "opponent_pos": layout[2]},
+                "scorer": seat,
+            }
         )
         self.discards.extend((dealer_card, neutral, opponent_card))
         self.neutral = None
@@ -250,14 +287,18 @@ class CrossfireState(GameState):
         """One play_slot action per face-down slot the seat still has, by slot index."""
         if self.over or seat not in (0, 1):
             return []
-        return [{"type": "play_slot", "slot": k} for k, c in enumerate(self.rows[seat]) if c]
+        return [{"type": "play_slot", "slot": k} for k in self._slots[seat]]
 
     def _slot_of(self, seat: int, action: JSON) -> int:
         """The slot an action plays, or IllegalActionError (same test as `action in legal_actions`)."""
         row = self.rows[seat]
-        for k, card in enumerate(row):
-            if card is not None and action == _ACTIONS[k]:
-                return k
+        try:
+            # A dict lookup matches slot values by ==, as the list comparison does (True, 1.0).
+            k = _SLOT_INDEX.get(action["slot"])
+        except (KeyError, TypeError):
+            k = None
+        if k is not None and k < len(row) and row[k] is not None and action == _ACTIONS[k]:
+            return k
         raise IllegalActionError(f"illegal action for seat {seat}: {action!r}", seat=seat, action=action)
 
     def apply(self, actions: Mapping[int, JSON]) -> None:
@@ -299,7 +340,7 @@ class CrossfireState(GameState):
         """Every card that has been face up in a completed round (reshuffles bring some back)."""
         seen: set[str] = set()
         for entry in self.history:
-            seen.update(entry[2:5])
+            seen.update((entry["dealer_card"], entry["neutral"], entry["opponent_card"]))
         return seen
 
     def hidden_from(self, seat: int) -> set[str]:
@@ -343,13 +384,15 @@ class CrossfireState(GameState):
         self._reshuffle_seed = future_seed(rng)
 
     @classmethod
-    def from_observation(cls, obs: dict) -> CrossfireState:
-        """A state that `obs` describes exactly, the cards its seat cannot place put anywhere
-        consistent (for search bots: determinize it before looking at hidden cards)."""
+    def from_observation(cls, observation: dict, options: Mapping) -> CrossfireState:
+        """A state that `observation` describes exactly, under `options` (as game_start gives them),
+        the cards its seat cannot place put anywhere consistent (for search bots: determinize it
+        before looking at hidden cards)."""
         from arena.games import new_game
 
+        obs = observation
         seat = obs["seat"]
-        game = new_game("crossfire", obs["options"], 2, 0)
+        game = new_game("crossfire", dict(options), 2, 0)
         game.dealer = obs["dealer"]
         game.deal_index = obs["deal_index"]
         game.round_in_deal = obs["round_in_deal"]
@@ -358,13 +401,8 @@ class CrossfireState(GameState):
         game.over = obs["over"]
         game.points = list(obs["scores"])
         game.neutral = obs["neutral"]
-        game.discards = list(obs["discards"])
-        game.history = [
-            (h["round"], h["dealer"], h["dealer_card"], h["neutral"], h["opponent_card"],
-             h["movement"], (h["layout"]["dealer_pos"], h["layout"]["middle"],
-                             h["layout"]["opponent_pos"]), h["scorer"])
-            for h in obs["history"]
-        ]
+        game._set_discards(list(obs["discards"]))
+        game.history = [_copy_entry(h) for h in obs["history"]]
         regular = sum(game._sizes)
         game.sudden_death_rounds = max(0, len(game.history) - regular) if game.sudden_death else 0
         known = set(game.discards) | ({game.neutral} if game.neutral else set())
@@ -381,32 +419,18 @@ class CrossfireState(GameState):
             for k in slots:
                 rows[s][k] = mine[k] if s == seat and k in mine else next(free)
         game.rows = rows
+        game._slots = [[k for k, c in enumerate(row) if c] for row in rows]
         game.stock = list(free)
         if len(game.stock) != obs["stock_count"]:
             raise ValueError("crossfire: the observation does not account for every card")
         return game
 
-    def _history_json(self) -> list[dict]:
-        return [
-            {
-                "round": rnd,
-                "dealer": dealer,
-                "dealer_card": d,
-                "neutral": n,
-                "opponent_card": o,
-                "movement": movement,
-                "layout": {"dealer_pos": layout[0], "middle": layout[1], "opponent_pos": layout[2]},
-                "scorer": scorer,
-            }
-            for rnd, dealer, d, n, o, movement, layout, scorer in self.history
-        ]
-
-    def observation(self, seat: int) -> dict:
-        """What `seat` sees: slots (and its own cards under open_rows), neutral, scores, history."""
+    def _fixed_part(self, seat: int) -> dict:
+        """The observation's fields that do not grow with the game, in their documented order."""
+        mine = self._slots[seat]
         obs = {
             "game": "crossfire",
             "seat": seat,
-            "options": self.options.model_dump(),
             "dealer": self.dealer,
             "deal_index": self.deal_index,
             "round_in_deal": self.round_in_deal,
@@ -415,14 +439,57 @@ class CrossfireState(GameState):
             "over": self.over,
             "scores": list(self.points),
             "neutral": self.neutral,
-            "my_slots": [k for k, c in enumerate(self.rows[seat]) if c],
-            "opponent_slots": [k for k, c in enumerate(self.rows[seat ^ 1]) if c],
+            "my_slots": list(mine),
+            "opponent_slots": list(self._slots[seat ^ 1]),
         }
         if self.options.open_rows:
-            obs["my_row"] = [{"slot": k, "card": c} for k, c in enumerate(self.rows[seat]) if c]
+            row = self.rows[seat]
+            obs["my_row"] = [{"slot": k, "card": row[k]} for k in mine]
+        obs["stock_count"] = len(self.stock)
+        return obs
+
+    def observation(self, seat: int) -> dict:
+        """What `seat` sees: slots (and its own cards under open_rows), neutral, scores, history."""
+        obs = self._fixed_part(seat)
+        obs["discards"] = list(self.discards)
+        obs["history"] = [_copy_entry(h) for h in self.history]
+        return obs
+
+    def observation_json(self, seat: int) -> bytes:
+        """observation(seat) as compact JSON, the discards and history from their cached encoding."""
+        if self._discards_done < len(self.discards):
+            self._discards_json = _encode_tail(self._discards_json, self.discards, self._discards_done)
+            self._discards_done = len(self.discards)
+        if self._history_done < len(self.history):
+            self._history_json = _encode_tail(self._history_json, self.history, self._history_done)
+            self._history_done = len(self.history)
+        obs = self._fixed_part(seat)
+        obs["discards"] = orjson.Fragment(b"[" + self._discards_json + b"]")
+        obs["history"] = orjson.Fragment(b"[" + self._history_json + b"]")
+        return orjson.dumps(obs)
+
+    def observation_from_scratch(self, seat: int) -> dict:
+        """observation(seat) rebuilt from the rows, piles and rounds played, using no cache."""
+        rows = self.rows
+        obs = {
+            "game": "crossfire",
+            "seat": seat,
+            "dealer": self.dealer,
+            "deal_index": self.deal_index,
+            "round_in_deal": self.round_in_deal,
+            "round": self.round,
+            "sudden_death": self.sudden_death,
+            "over": self.over,
+            "scores": list(self.points),
+            "neutral": self.neutral,
+            "my_slots": [k for k, c in enumerate(rows[seat]) if c],
+            "opponent_slots": [k for k, c in enumerate(rows[seat ^ 1]) if c],
+        }
+        if self.options.open_rows:
+            obs["my_row"] = [{"slot": k, "card": c} for k, c in enumerate(rows[seat]) if c]
         obs["stock_count"] = len(self.stock)
         obs["discards"] = list(self.discards)
-        obs["history"] = self._history_json()
+        obs["history"] = [_copy_entry(h) for h in self.history]
         return obs
 
     def full_view(self) -> dict:
@@ -443,16 +510,23 @@ class CrossfireState(GameState):
             "neutral": self.neutral,
             "stock_top_first": self.stock[::-1],
             "discards": list(self.discards),
-            "history": self._history_json(),
+            "history": [_copy_entry(h) for h in self.history],
         }
 
     def clone(self) -> CrossfireState:
-        """A cheap independent copy: mutable lists copied; options and the spent rng shared."""
+        """A cheap independent copy: mutable lists copied; options, spent rng, entries and their
+        encodings shared (none of them ever changes)."""
         new = object.__new__(CrossfireState)
         new.__dict__.update(self.__dict__)
         new.stock = list(self.stock)
         new.rows = [list(self.rows[0]), list(self.rows[1])]
+        new._slots = [list(self._slots[0]), list(self._slots[1])]
         new.discards = list(self.discards)
         new.points = list(self.points)
         new.history = list(self.history)
         return new
+
+
+def _copy_entry(entry: dict) -> dict:
+    """A history entry the caller may change: the entry and its layout copied."""
+    return {**entry, "layout": {**entry["layout"]}}
