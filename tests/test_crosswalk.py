@@ -532,6 +532,49 @@ def test_observation_content():
     assert "legal_actions" not in obs
 
 
+def test_observation_leaves_options_to_game_start():
+    # Options travel once, in game_start: from_observation takes them beside the observation.
+    options = {"removed_colour": "R", "movement": "relative", "lead_tie": "no_move"}
+    game = new_game("crosswalk", options, 3, seed=8)
+    play_random_steps(game, random.Random(8), 14)
+    obs = game.observation(1)
+    assert "options" not in obs and "options" not in json.loads(game.observation_json(1))
+    rebuilt = CrosswalkState.from_observation(obs, game.options.model_dump(mode="json"))
+    assert rebuilt.colours == "BGY" and rebuilt.options.movement == "relative"
+    assert rebuilt.observation(1) == obs and rebuilt.legal_actions(1) == game.legal_actions(1)
+    assert game.full_view()["options"] == game.options.model_dump(mode="json")
+
+
+@pytest.mark.parametrize("seats", [2, 4])
+def test_encoded_observation_follows_every_move_and_ignores_callers_changes(seats):
+    # The public part is encoded once per move for all seats: it must follow every match, cycle
+    # and round, and neither a caller's changes nor a clone's moves may reach it.
+    game = new_game("crosswalk", {"rounds": 2}, seats, seed=seats)
+    rng = random.Random(seats)
+    while not game.is_over():
+        for seat in range(seats):
+            obs = game.observation(seat)
+            assert json.loads(game.observation_json(seat)) == obs
+            obs["pawns"]["R"] = 99
+            obs["played_this_round"].append("scribble")
+            obs["my_hand"].clear()
+            assert json.loads(game.observation_json(seat)) == game.observation(seat) != obs
+        twin = game.clone()
+        play_random(twin, random.Random(1))
+        assert json.loads(game.observation_json(0)) == game.observation(0)
+        game.apply({s: rng.choice(game.legal_actions(s)) for s in game.to_act()})
+    final = json.loads(game.observation_json(0))
+    assert final["over"] and len(final["round_scores"]) == 2
+
+
+def play_random_steps(game, rng, steps):
+    """Play `steps` random moves (fewer if the game ends)."""
+    for _ in range(steps):
+        if game.is_over():
+            return
+        game.apply({s: rng.choice(game.legal_actions(s)) for s in game.to_act()})
+
+
 def test_no_seat_sees_other_hands_the_stock_or_discards_it_did_not_make():
     game = new_game("crosswalk", {}, 4, seed=31)
     rng = random.Random(31)

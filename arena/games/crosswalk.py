@@ -12,6 +12,7 @@ import random
 from collections.abc import Mapping
 from typing import Literal
 
+import orjson
 from pydantic import Field, field_validator
 
 from arena.cards import colour_deck, seeded_shuffle
@@ -180,6 +181,14 @@ class CrosswalkState(GameState):
         self._tie_mode, self._priority = _parse_lead_tie(options.lead_tie)
         self._relative = options.movement == "relative"
         self._own_total = [10 * len(cols) for cols in self.seat_colours]
+        # The start of each seat's encoded observation, up to its public part (never changes).
+        self._json_head = [
+            b'{"game":"crosswalk","seat":%d,"my_colours":%s,' % (s, orjson.dumps(list(cols)))
+            for s, cols in enumerate(self.seat_colours)
+        ]
+        # The encoded public part (the same for every seat), built by the first observation_json
+        # after a move and dropped by the next move; bytes, so clones share it.
+        self._public_json: bytes | None = None
         # The game RNG is used only here: every shuffle is derived from deal_seed, the round and
         # the shuffle's number in the round, so clone() can share the RNG (copying its large state
         # would cost more than copying the rest of the game).
@@ -212,16 +221,25 @@ class CrosswalkState(GameState):
         self.match_in_cycle = 0
         self.last_match: tuple[dict[int, str], int, list[int], dict[str, int]] | None = None
 
-    def _draw(self) -> str | None:
-        """The stock's top card, first turning the shuffled discard pile into the stock if needed."""
-        if not self.stock:
-            if not self.discard:
-                return None
-            self.stock = self.discard
-            self.discard = []
-            self.in_discard = [[] for _ in range(self.num_seats)]
-            self._shuffle(self.stock)
-        return self.stock.pop()
+    def _draw(self, count: int) -> list[str]:
+        """Up to `count` cards from the top of the stock, turning the shuffled discard pile into
+        the stock whenever it runs out; fewer only when both are empty."""
+        stock = self.stock
+        if count <= 0:
+            return []
+        if len(stock) >= count:
+            drawn = stock[:-count - 1:-1]
+            del stock[-count:]
+            return drawn
+        drawn = stock[::-1]
+        if not self.discard:
+            self.stock = []
+            return drawn
+        self.stock = self.discard
+        self.discard = []
+        self.in_discard = [[] for _ in range(self.num_seats)]
+        self._shuffle(self.stock)
+        return drawn + self._draw(count - len(drawn))
 
     def _shuffle(self, cards: list[str]) -> None:
         """Shuffle in place as a function of deal_seed, the round and the shuffle's number in it."""
@@ -229,10 +247,13 @@ class CrosswalkState(GameState):
         self.shuffles += 1
 
     def _discard(self, seat: int, cards: list[str]) -> None:
+        """Put the seat's cards on the discard pile; it remembers each card once this round."""
         self.discard.extend(cards)
         self.in_discard[seat].extend(cards)
         known = self.discarded_by[seat]
-        known.extend(c for c in cards if c not in known)
+        for card in cards:
+            if card not in known:
+                known.append(card)
 
     def _sort(self, seat: int) -> None:
         """Discard every card of the seat's hand that is not of its own colours."""
@@ -258,31 +279,24 @@ class CrosswalkState(GameState):
             self._start_round()
 
     def _start_cycle(self) -> None:
+        """Deal a cycle: five cards each round the table, sorting, re-deals for empty hands."""
         n = self.num_seats
         order = [s for s in ((self.dealer + 1 + i) % n for i in range(n)) if self.own_left[s]]
         hands = self.hands
-        dealing = True
-        for _ in range(HAND_SIZE):
-            for seat in order:
-                card = self._draw()
-                if card is None:
-                    dealing = False
-                    break
-                hands[seat].append(card)
-            if not dealing:
-                break
+        # Dealing round the table one card at a time gives seat order[i] every len(order)-th card
+        # of the drawn sequence (sorting only starts once the deal is done).
+        dealt = self._draw(HAND_SIZE * len(order))
+        for i, seat in enumerate(order):
+            hands[seat].extend(dealt[i::len(order)])
         for seat in order:
             self._sort(seat)
         for seat in order:
             # Terminates: every unplayed own card of this seat is in the stock or discard pile now.
             while not hands[seat]:
-                for _ in range(HAND_SIZE):
-                    card = self._draw()
-                    if card is None:
-                        break
-                    hands[seat].append(card)
-                if not hands[seat]:
+                cards = self._draw(HAND_SIZE)
+                if not cards:
                     raise AssertionError("crosswalk: an unfinished seat has no card left to draw")
+                hands[seat].extend(cards)
                 self._sort(seat)
         for seat in order:
             hands[seat].sort(key=_INDEX.__getitem__)
@@ -322,6 +336,8 @@ class CrosswalkState(GameState):
         self._apply(actions)
 
     def _apply(self, actions: Mapping[int, JSON]) -> None:
+        """Play the match for already-validated cards, then deal on or score as needed."""
+        self._public_json = None
         chosen = {seat: actions[seat]["card"] for seat in self.participants}
         cards = []
         for seat, card in chosen.items():
@@ -357,11 +373,11 @@ class CrosswalkState(GameState):
         }
 
     def _public(self) -> dict:
+        """The part of the observation every seat sees alike, as new values."""
         return {
             "num_players": self.num_seats,
             "colours": self.colours,
             "colour_owner": dict(self.owner),
-            "options": self.options.model_dump(mode="json"),
             "round": self.round,
             "rounds": self.options.rounds,
             "dealer": self.dealer,
@@ -388,10 +404,31 @@ class CrosswalkState(GameState):
         obs["my_discards_this_round"] = list(self.discarded_by[seat])
         return obs
 
+    def observation_json(self, seat: int) -> bytes:
+        """observation(seat) as compact JSON; the public part is encoded once per move for all seats."""
+        public = self._public_json
+        if public is None:
+            public = self._public_json = orjson.dumps(self._public())[1:-1]
+        return b"".join((
+            self._json_head[seat],
+            public,
+            b',"my_hand":',
+            orjson.dumps(self.hands[seat]),
+            b',"my_discards_this_round":',
+            orjson.dumps(self.discarded_by[seat]),
+            b"}",
+        ))
+
+    def observation_from_scratch(self, seat: int) -> dict:
+        """observation(seat), which keeps no cache: only observation_json does."""
+        return self.observation(seat)
+
     def full_view(self) -> dict:
         """Everything: every hand, the stock (top card first), the discard pile, who discarded what."""
         view = {"game": "crosswalk", "seat_colours": list(self.seat_colours)}
         view.update(self._public())
+        # Replays read the options here (observations no longer carry them).
+        view["options"] = self.options.model_dump(mode="json")
         view.update(
             first_dealer=self.first_dealer,
             hands=[list(h) for h in self.hands],
@@ -478,19 +515,22 @@ class CrosswalkState(GameState):
                 self.in_discard[other] = []
         self.discard = self.in_discard[seat] + placed.get("discard", [])
         self.stock = placed.get("stock", [])
+        self._public_json = None
 
     @classmethod
-    def from_observation(cls, obs: dict) -> CrosswalkState:
-        """A state that `obs` describes exactly, the cards its seat cannot place put anywhere
-        consistent (for search bots: determinize it before looking at hidden cards).
+    def from_observation(cls, observation: dict, options: Mapping) -> CrosswalkState:
+        """A state that `observation` describes exactly, under `options` (as game_start gives
+        them), the cards its seat cannot place put anywhere consistent (for search bots:
+        determinize it before looking at hidden cards).
 
         The observation does not say which of the seat's discards are still in the discard pile,
         so this state assumes none is: its determinizations are a little less informed.
         """
         from arena.games import new_game
 
+        obs = observation
         seat, n = obs["seat"], obs["num_players"]
-        game = new_game("crosswalk", obs["options"], n, 0)
+        game = new_game("crosswalk", dict(options), n, 0)
         game.round = obs["round"]
         game.dealer = obs["dealer"]
         game.first_dealer = (game.dealer - game.round) % n
@@ -527,6 +567,7 @@ class CrosswalkState(GameState):
         game.stock = free[obs["discard_count"]:]
         if len(game.stock) != obs["stock_count"]:
             raise ValueError("crosswalk: the observation does not account for every card")
+        game._public_json = None
         return game
 
     def _redraw_future(self, rng: random.Random) -> None:
@@ -556,8 +597,9 @@ class CrosswalkState(GameState):
 
     def clone(self) -> CrosswalkState:
         """A cheap independent copy: the state mutated in place is copied, the rest is shared."""
-        # Shared: options, the RNG (unused after construction), and participants, last_match and
-        # round_scores, which are replaced on change, never mutated.
+        # Shared: options, the RNG (unused after construction), the encoded public part (bytes),
+        # and participants, last_match and round_scores, which are replaced on change, never
+        # mutated.
         new = object.__new__(CrosswalkState)
         new.__dict__.update(self.__dict__)
         new.pawns = self.pawns.copy()
