@@ -32,7 +32,7 @@ _WORDS = {
     "{{\"type\":\"ready\",\"name\":…,\"version\":…}} within {startup} ms",
     Termination.TIMEOUT.value: "timeout: no `action` within the move time of {move} ms",
     Termination.CRASH.value: "crash: the bot exited or closed its stdout during the game",
-    Termination.BAD_MESSAGE.value: "bad message: a line that is not a valid arena/1 message "
+    Termination.BAD_MESSAGE.value: "bad message: a line that is not a valid arena/2 message "
     "(not JSON, not an object, an unknown type, a missing field, or an answer to a request "
     "never sent)",
     Termination.ILLEGAL_ACTION.value: "illegal action: the answer is not one of `legal_actions` "

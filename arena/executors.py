@@ -11,7 +11,7 @@ It never retries either — the driver decides, and records every failure.
 an existing cluster (`address`), and sends each actor batches of matches.
 
 Pinning: a match's runner and its bot processes (children inherit the CPU affinity) share one core.
-The arena/1 protocol is a strict ping-pong over pipes, so nothing runs in parallel inside a match,
+The arena/2 protocol is a strict ping-pong over pipes, so nothing runs in parallel inside a match,
 and handing the pipe over on the same core avoids a cross-core wake-up per message: measured on 2
 cores (bench/tournament_bench.py), a pinned serial run is 1.3-1.45x as fast. `pin=False` opts out,
 for bots that run threads of their own.

@@ -248,7 +248,7 @@ def game_schemas(name: str, seed: int = GENERATION_SEED, games: int = GAMES_PER_
             "$schema": DRAFT,
             "title": f"{name} {kind}",
             "description": (
-                f"{_WHAT[kind]} of an arena/1 `act` message in {name}, inferred from seeded "
+                f"{_WHAT[kind]} of an arena/2 `act` message in {name}, inferred from seeded "
                 "random games over every seat count and option set; written by `arena schema`."
             ),
             **node.schema(deck),

@@ -18,8 +18,9 @@ from typing import Any
 from arena.errors import BotError, BotFailureBudget, BotIllegalAction, BotTimeout
 from arena.failures import Termination
 from arena.games import forfeit_ranks, make_options, new_game
-from arena.players.base import BotSpec, Player, make_player
-from arena.protocol import GameEnd, GameStart, TimeControl
+from arena.players.base import UNFINISHED, BotSpec, Player, make_player
+from arena.players.process import exchange
+from arena.protocol import ActRequest, GameEnd, GameStart, TimeControl
 
 
 @dataclass(frozen=True)
@@ -151,9 +152,12 @@ class MatchRunner:
         for b in plan.seating:  # the bank is per game: every game starts with a full one
             self.banks[b] = float(spec.time.bank_ms)
         # Start (or restart) the players this game needs, in seat order, so failures are stable.
+        starting = 0.0  # seconds spent starting bots: not the game's own time
         for seat, b in enumerate(plan.seating):
             try:
+                t_start = time.perf_counter()
                 await self._ensure_started(b)
+                starting += time.perf_counter() - t_start
                 await self.players[b].game_start(GameStart(
                     game_id=plan.game_id, game=spec.game, options=self.options_json,
                     seat=seat, players=names,
@@ -163,11 +167,10 @@ class MatchRunner:
                 failure = (seat, exc)
                 break
         step = 0
-        while failure is None and not state.is_over():
-            acting = state.to_act()
+        while failure is None and (acting := state.to_act()):
             failure = await self._step(state, plan, acting, step, record)
             step += 1
-        record.duration_ms = (time.perf_counter() - t0) * 1000
+        record.duration_ms = (time.perf_counter() - t0 - starting) * 1000
         scores = state.scores()
         if failure is None:
             result = state.result()
@@ -200,21 +203,12 @@ class MatchRunner:
         requests = {}
         for seat in acting:
             self.request_id += 1
-            requests[seat] = {
-                "type": "act", "game_id": plan.game_id, "request_id": self.request_id,
-                "observation": state.observation(seat), "legal_actions": legal[seat],
-                "time_left_ms": self._time_left(plan.seating[seat]),
-            }
-        if len(acting) == 1:  # the common case needs no gather (and no extra tasks)
-            try:
-                answers = [await self._timed_act(plan.seating[acting[0]], requests[acting[0]])]
-            except BotError as exc:
-                answers = [exc]
-        else:
-            answers = await asyncio.gather(
-                *(self._timed_act(plan.seating[seat], requests[seat]) for seat in acting),
-                return_exceptions=True,
+            requests[seat] = ActRequest(
+                plan.game_id, self.request_id, state.observation_json(seat), legal[seat],
+                self._time_left(plan.seating[seat]),
             )
+        answers = await self._ask([plan.seating[seat] for seat in acting],
+                                  [requests[seat] for seat in acting])
         actions, moves = {}, []
         for seat, answer in zip(acting, answers):
             if isinstance(answer, BaseException):
@@ -230,7 +224,7 @@ class MatchRunner:
             action = legal[seat][legal[seat].index(action)]
             actions[seat] = action
             moves.append(Move(step, seat, action, round(ms, 3)))
-        state.apply(actions)
+        state._apply(actions)  # validated above against the legal actions of exactly these seats
         record.moves.extend(moves)
         return None
 
@@ -238,31 +232,50 @@ class MatchRunner:
         """What the bot really has for this move: the move limit plus what is left of its bank."""
         return self.spec.time.move_ms + int(self.banks[bot])
 
-    async def _timed_act(self, bot: int, request: dict):
-        """Ask one bot under its deadline; charge the time it took over move_ms to its bank.
+    async def _ask(self, bots: list[int], requests: list[ActRequest]) -> list:
+        """Each bot's (action, ms) or BotError; time over move_ms is charged to its bank.
 
         The runner measures on its own side, from sending the request to reading the answer. The
         deadline it enforces is move_ms + bank + grace_ms: the grace absorbs scheduling noise (a
         loaded machine wakes the runner late), so an answer inside the bot's own time is never
         lost to it. Time over move_ms, grace included, comes out of the bank, which never goes
-        below zero.
+        below zero. The requests go out together and the answers are read as they come, without
+        the event loop (`exchange`); what it hands back is finished by awaiting act().
         """
         tc = self.spec.time
-        bank = self.banks[bot]
-        t0 = time.perf_counter()
-        try:
-            action = await self.players[bot].act(request, (tc.move_ms + bank + tc.grace_ms) / 1000)
-        except BotTimeout:
-            elapsed = (time.perf_counter() - t0) * 1000
-            self.banks[bot] = 0.0
-            limit = f"limit {tc.move_ms} ms + bank {int(bank)} ms + grace {tc.grace_ms} ms"
-            raise BotTimeout(
-                f"no action within the move time ({limit})",
-                f"no answer in {elapsed:.0f} ms ({limit}); request_id {request['request_id']}",
-            ) from None
-        ms = (time.perf_counter() - t0) * 1000
-        self.banks[bot] = max(0.0, bank - max(0.0, ms - tc.move_ms))
-        return action, ms
+        players = [self.players[b] for b in bots]
+        limits = [(tc.move_ms + self.banks[b] + tc.grace_ms) / 1000 for b in bots]
+        started = time.perf_counter()
+        results = exchange(players, requests, limits, started)
+        later = [i for i, r in enumerate(results) if r is UNFINISHED]
+        if later:
+            async def finish(i: int):
+                left = max(0.0, started + limits[i] - time.perf_counter())
+                action = await players[i].act(requests[i], left)
+                return action, time.perf_counter()
+
+            done = await asyncio.gather(*(finish(i) for i in later), return_exceptions=True)
+            for i, r in zip(later, done):
+                results[i] = r
+        answers = []
+        for b, request, result in zip(bots, requests, results):
+            bank = self.banks[b]
+            if isinstance(result, BotTimeout):
+                elapsed = (time.perf_counter() - started) * 1000
+                self.banks[b] = 0.0
+                limit = f"limit {tc.move_ms} ms + bank {int(bank)} ms + grace {tc.grace_ms} ms"
+                result = BotTimeout(
+                    f"no action within the move time ({limit})",
+                    f"no answer in {elapsed:.0f} ms ({limit}); request_id {request.request_id}",
+                )
+            if isinstance(result, BaseException):
+                answers.append(result)
+                continue
+            action, at = result
+            ms = (at - started) * 1000
+            self.banks[b] = max(0.0, bank - max(0.0, ms - tc.move_ms))
+            answers.append((action, ms))
+        return answers
 
     async def _ensure_started(self, b: int) -> None:
         if self.players[b] is not None:

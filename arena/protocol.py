@@ -1,4 +1,4 @@
-"""The arena/1 bot protocol: one pydantic model per message, and line encoding/decoding.
+"""The arena/2 bot protocol: one pydantic model per message, and line encoding/decoding.
 
 Messages are JSON objects, one per line, UTF-8. Bots must ignore message types and fields they do
 not know, so the runner may add fields without a new protocol version; the runner in turn ignores
@@ -8,6 +8,7 @@ unknown fields in what bots send.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 import orjson
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from arena.errors import BadMessage
 
-PROTOCOL_VERSION = "arena/1"
+PROTOCOL_VERSION = "arena/2"
 MAX_EVIDENCE = 300  # characters of an offending line kept as evidence
 
 
@@ -127,6 +128,37 @@ def encode_dict(message: dict) -> bytes:
     orjson encodes an observation several times faster than the json module; on every move.
     """
     return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
+
+
+@dataclass(slots=True)
+class ActRequest:
+    """One `act` request as the runner holds it: the observation already encoded by the game.
+
+    A subprocess bot gets `line()`; an in-process bot gets `message()`, a decoded copy, so it sees
+    exactly what a subprocess would and cannot reach into the game's state through it.
+    """
+
+    game_id: str
+    request_id: int
+    observation_json: bytes
+    legal_actions: list
+    time_left_ms: int
+    skip: int = 0  # bytes of the line already written to the bot (a pipe that filled up midway)
+    _line: bytes | None = None
+
+    def line(self) -> bytes:
+        """The act message as one JSON line (the observation's bytes spliced in, not re-encoded)."""
+        if self._line is None:
+            self._line = orjson.dumps({
+                "type": "act", "game_id": self.game_id, "request_id": self.request_id,
+                "observation": orjson.Fragment(self.observation_json),
+                "legal_actions": self.legal_actions, "time_left_ms": self.time_left_ms,
+            }, option=orjson.OPT_APPEND_NEWLINE)
+        return self._line
+
+    def message(self) -> dict:
+        """The act message as a bot decodes it: fresh objects, the caller's to change."""
+        return orjson.loads(self.line())
 
 
 def evidence(line: bytes | str) -> str:

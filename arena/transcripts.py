@@ -17,7 +17,7 @@ from arena.errors import ArenaError
 from arena.games import make_options, new_game
 from arena.match import GamePlan, MatchRunner, MatchSpec
 from arena.players.base import BotSpec, Player, random_bot
-from arena.protocol import GameEnd, GameStart, Hello, TimeControl
+from arena.protocol import PROTOCOL_VERSION, ActRequest, GameEnd, GameStart, Hello, TimeControl
 
 
 class RecordingPlayer(Player):
@@ -49,11 +49,11 @@ class RecordingPlayer(Player):
         self._log("runner", message.model_dump(mode="json"))
         await self.inner.game_start(message)
 
-    async def act(self, request: dict, timeout: float) -> Any:
+    async def act(self, request: ActRequest, timeout: float) -> Any:
         """Forward and log an act request and its answer."""
-        self._log("runner", request)
+        self._log("runner", request.message())
         action = await self.inner.act(request, timeout)
-        self._log("bot", {"type": "action", "request_id": request["request_id"], "action": action})
+        self._log("bot", {"type": "action", "request_id": request.request_id, "action": action})
         return action
 
     async def game_end(self, message: GameEnd) -> None:
@@ -87,7 +87,7 @@ def record_transcript(game: str, bots: list[BotSpec], options: dict | None = Non
     result = asyncio.run(runner.run())
     if result.games[0].termination != "normal":
         raise ArenaError(f"sample game ended by {result.games[0].termination}: {result.games[0].detail}")
-    header = {"transcript": "arena/1", "game": game, "options": opts, "seats": len(bots), "seed": seed}
+    header = {"transcript": PROTOCOL_VERSION, "game": game, "options": opts, "seats": len(bots), "seed": seed}
     return [header, *entries]
 
 

@@ -2,8 +2,13 @@
 
 For each game and seat count (default options) it plays seeded random games for a few seconds and
 prints games per second and microseconds per move, split into the engine's own work (to_act,
-legal_actions, apply), building the acting seats' observations, and JSON-encoding them with the
-legal actions as the runner does; plus the cost of clone() (what search bots pay per simulation).
+legal_actions, apply), building the acting seats' encoded observations (observation_json, what the
+runner sends), and encoding the act lines around them as the runner does; the bytes of an act
+line; plus the cost of clone() (what search bots pay per simulation).
+
+Then the floor: a hand-written tight loop of random Xeri games (ints and lists, no observations)
+against Xeri through the engine alone and through everything the runner does per move; the goal
+is engine + observation + legal actions + encoding at ≥ 0.15 of the tight loop's moves per second.
 
     python bench/engine_bench.py [--seconds S] [--game NAME]
 """
@@ -18,7 +23,7 @@ from time import perf_counter
 
 from arena.cards import derive_seed
 from arena.games import game_names, get_game, new_game
-from arena.protocol import encode_dict
+from arena.protocol import ActRequest
 
 # Clone timing samples one state in this many, so cloning does not dominate the run.
 CLONE_EVERY = 4
@@ -38,6 +43,8 @@ class Figures:
     clone: float = 0.0
     clones: int = 0
     wall: float = 0.0
+    act_bytes: int = 0
+    acts: int = 0
 
     def row(self) -> list[str]:
         """The table row: games/s, moves/game and µs per move of each part, µs per clone."""
@@ -51,12 +58,14 @@ class Figures:
             f"{self.engine * per_move:,.1f}",
             f"{self.observe * per_move:,.1f}",
             f"{self.encode * per_move:,.1f}",
+            f"{(self.engine + self.observe + self.encode) * per_move:,.1f}",
+            f"{self.act_bytes / self.acts:,.0f}" if self.acts else "-",
             f"{1e6 * self.clone / self.clones:,.1f}" if self.clones else "-",
         ]
 
 
 HEADER = ["game", "seats", "games", "games/s", "moves/game"]
-HEADER += ["engine µs", "obs µs", "json µs", "clone µs"]
+HEADER += ["engine µs", "obs µs", "json µs", "total µs", "bytes/act", "clone µs"]
 
 
 def bench(name: str, seats: int, seconds: float) -> Figures:
@@ -76,12 +85,14 @@ def bench(name: str, seats: int, seconds: float) -> Figures:
             legal = {s: state.legal_actions(s) for s in acting}
             actions = {s: rng.choice(legal[s]) for s in acting}
             t1 = perf_counter()
-            observations = {s: state.observation(s) for s in acting}
+            observations = {s: state.observation_json(s) for s in acting}
             t2 = perf_counter()
             for s in acting:
-                encode_dict({"observation": observations[s], "legal_actions": legal[s]})
+                line = ActRequest("g", figures.moves, observations[s], legal[s], 1000).line()
+                figures.act_bytes += len(line)
+                figures.acts += 1
             t3 = perf_counter()
-            state.apply(actions)
+            state._apply(actions)  # as the runner does: the actions are legal by construction
             t4 = perf_counter()
             figures.engine += (t1 - t0) + (t4 - t3)
             figures.observe += t2 - t1
@@ -97,6 +108,67 @@ def bench(name: str, seats: int, seconds: float) -> Figures:
     # Wall time without the clone samples, so games/s is what a match loop would see.
     figures.wall = perf_counter() - started - figures.clone
     return figures
+
+
+RANKS = 13
+JACK = 10  # rank index of the jack in a 13-rank suit (A=0 … K=12)
+
+
+def xeri_tight_loop(seconds: float) -> tuple[int, float]:
+    """(moves, seconds) of hand-written random Xeri games: the floor an engine is measured against.
+
+    Deal 4 to the table and 6 to each of 2 players, redeal 6 each while the stock lasts; a card
+    matching the top card's rank, or a jack, takes the pile (a lone card taken is a xeri); the
+    last capturer takes what is left. Cards are ints; nothing is built for anyone to see.
+    """
+    moves = games = 0
+    rng = random.Random(1)
+    started = perf_counter()
+    while perf_counter() - started < seconds or games == 0:
+        deck = list(range(52))
+        rng.shuffle(deck)
+        pile, stock = deck[:4], deck[4:]
+        hands = [[], []]
+        taken = [0, 0]
+        xeri = [0, 0]
+        last = -1
+        seat = 0
+        while True:
+            if not hands[0] and not hands[1]:
+                if not stock:
+                    break
+                hands[0], hands[1], stock = stock[:6], stock[6:12], stock[12:]
+            hand = hands[seat]
+            card = hand.pop(rng.randrange(len(hand)))
+            if pile and (card % RANKS == pile[-1] % RANKS or card % RANKS == JACK):
+                if len(pile) == 1:
+                    xeri[seat] += 1
+                taken[seat] += len(pile) + 1
+                pile = []
+                last = seat
+            else:
+                pile.append(card)
+            moves += 1
+            seat = 1 - seat
+        if last >= 0:
+            taken[last] += len(pile)
+        games += 1
+    return moves, perf_counter() - started
+
+
+def floor_report(seconds: float) -> str:
+    """Xeri through the engine, and through everything the runner does per move, against the floor."""
+    moves, elapsed = xeri_tight_loop(seconds)
+    floor = moves / elapsed
+    xeri = bench("xeri", 2, seconds)
+    engine = xeri.moves / xeri.engine
+    full = xeri.moves / (xeri.engine + xeri.observe + xeri.encode)
+    return "\n".join([
+        f"Xeri, tight loop (floor)                     {floor:>11,.0f} moves/s",
+        f"Xeri, engine (to_act, legal_actions, apply)  {engine:>11,.0f} moves/s  {engine / floor:.3f} of the floor",
+        f"Xeri, engine + observation + legal + encoding {full:>10,.0f} moves/s  {full / floor:.3f} of the floor "
+        f"(goal ≥ 0.15)",
+    ])
 
 
 def table(rows: list[list[str]]) -> str:
@@ -127,11 +199,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name} {seats} seats done", file=sys.stderr, flush=True)
     print(table(rows))
     print(
-        "\nengine = to_act + legal_actions + apply; obs = observation() of the acting seats; "
-        "json = encoding them with their legal actions as the runner does (orjson);\n"
+        "\nengine = to_act + legal_actions + apply; obs = observation_json() of the acting seats; "
+        "json = the act lines around them as the runner builds them (orjson);\n"
+        "total = the three; bytes/act = bytes of one act line; "
         f"clone = one clone() (sampled every {CLONE_EVERY} moves). Default options, random play, "
-        "one process."
+        "one process.\n"
     )
+    print(floor_report(args.seconds))
     return 0
 
 

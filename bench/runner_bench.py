@@ -1,14 +1,19 @@
-"""The runner's cost per move for subprocess bots, against a bare pipe round trip, in one run.
+"""The runner's wall time per move against a same-core echo of the same lines, in one run.
 
-1. Bare pipe: send the `act` messages of real games to a minimal child that answers each line with
-   the first legal action (json.loads + json.dumps + flush), and time the round trips.
-2. Runner: play the same games through `run_match` with the stdlib random bot as both players.
-The difference is what the runner adds per move (observation, encoding, validation, recording,
-asyncio); the ratio compares it with the round trip itself.
-3. Start-up: start the random bot (spawn + hello/ready) and close it, plain and in the bwrap
-   sandbox, alternating so both see the same machine load; the difference is the sandbox's cost.
+Everything here is pinned to one core (this process and the children it starts), so neither side
+pays a cross-core wake-up, whose cost swings with where the scheduler puts the processes.
 
-    python bench/runner_bench.py [--game xeri] [--deals 20] [--starts 20]
+1. Echo: the `act` lines of real games, exactly as the runner sends them, go one at a time to a
+   child that parses each with orjson and answers the first legal action (orjson): the pipe round
+   trip plus the least a bot can do.
+2. Runner: the same games through `run_match`, both seats played by a protocol bot doing the same
+   work as the echo child (orjson parse, first legal action).
+The ratio runner / echo is what a move costs through Arena over what the pipe and the bot cost
+anyway; the two alternate, `--repeats` times, and the median and spread of the ratio are printed.
+3. Start-up: the random bot spawned to `ready` and closed, plain and in the bwrap sandbox,
+   alternating so both see the same machine load; the difference is the sandbox's cost.
+
+    python bench/runner_bench.py [--game xeri ...] [--deals 10] [--repeats 5] [--starts 20]
 """
 
 from __future__ import annotations
@@ -16,82 +21,134 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 
+import orjson
+
 from arena.cards import derive_seed
-from arena.games import new_game
+from arena.games import game_names, new_game
 from arena.match import GamePlan, MatchSpec, run_match
-from arena.players.base import random_bot
+from arena.players.base import BotSpec, random_bot
 from arena.players.launch import sandbox_status
 from arena.players.process import ProcessPlayer
-from arena.protocol import TimeControl
+from arena.protocol import ActRequest, TimeControl
 from arena.scheduling import seatings
 
+# The echo child: parse each line, answer its first legal action. Both sides use orjson.
 ECHO = (
-    "import json,sys\n"
-    "for line in sys.stdin:\n"
-    "    m = json.loads(line)\n"
-    "    sys.stdout.write(json.dumps({'type':'action','request_id':m['request_id'],"
-    "'action':m['legal_actions'][0]}) + '\\n')\n"
-    "    sys.stdout.flush()\n"
+    "import orjson,sys\n"
+    "r, w = sys.stdin.buffer, sys.stdout.buffer\n"
+    "for line in r:\n"
+    "    m = orjson.loads(line)\n"
+    "    w.write(orjson.dumps({'type': 'action', 'request_id': m['request_id'],"
+    " 'action': m['legal_actions'][0]}) + b'\\n')\n"
+    "    w.flush()\n"
 )
 
+# A protocol bot doing the echo's work per move: orjson parse, first legal action, orjson answer.
+FIRST_BOT = (
+    "import orjson,sys\n"
+    "r, w = sys.stdin.buffer, sys.stdout.buffer\n"
+    "for line in r:\n"
+    "    m = orjson.loads(line)\n"
+    "    kind = m['type']\n"
+    "    if kind == 'act':\n"
+    "        w.write(orjson.dumps({'type': 'action', 'request_id': m['request_id'],"
+    " 'action': m['legal_actions'][0]}) + b'\\n')\n"
+    "    elif kind == 'hello':\n"
+    "        w.write(b'{\"type\":\"ready\",\"name\":\"first\",\"version\":\"1\"}\\n')\n"
+    "    elif kind == 'bye':\n"
+    "        break\n"
+    "    else:\n"
+    "        continue\n"
+    "    w.flush()\n"
+)
 
-def act_messages(game: str, seeds: list[int]) -> list[bytes]:
-    """The act lines of real games (first legal action each time), ready to send."""
-    lines, rid = [], 0
-    for seed in seeds:
-        state = new_game(game, {}, 2, seed)
-        while not state.is_over():
+TIME = TimeControl(startup_ms=10_000, move_ms=10_000)
+
+
+def pin_to_one_core() -> int:
+    """Pin this process (and so every child it starts) to the last CPU it may use; that CPU."""
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    os.sched_setaffinity(0, {cpu})
+    return cpu
+
+
+def plans(deals: int, seats: int) -> tuple[GamePlan, ...]:
+    """The games of the bench match: `deals` deals, each played in every seat rotation."""
+    return tuple(GamePlan(f"g{d}-{r}", i, d, r, derive_seed("runner_bench", d), seating)
+                 for i, (d, r, seating) in enumerate(seatings(seats, deals, True)))
+
+
+def act_lines(game: str, seats: int, games: tuple[GamePlan, ...]) -> list[bytes]:
+    """The act lines of the bench match's games as the runner builds them (first legal action)."""
+    lines, request_id = [], 0
+    for plan in games:
+        state = new_game(game, {}, seats, plan.seed)
+        while acting := state.to_act():
             actions = {}
-            for seat in state.to_act():
+            for seat in acting:
                 legal = state.legal_actions(seat)
-                rid += 1
-                msg = {"type": "act", "game_id": "g", "request_id": rid,
-                       "observation": state.observation(seat), "legal_actions": legal,
-                       "time_left_ms": 1000}
-                lines.append((json.dumps(msg, separators=(",", ":")) + "\n").encode())
+                request_id += 1
+                lines.append(ActRequest(plan.game_id, request_id, state.observation_json(seat),
+                                        legal, TIME.move_ms).line())
                 actions[seat] = legal[0]
             state.apply(actions)
     return lines
 
 
-def bare_pipe(lines: list[bytes]) -> float:
-    """Seconds for sending every line to an echo child and reading its answer, one at a time."""
+def echo(lines: list[bytes]) -> float:
+    """Seconds per line to send each line to the echo child and read its answer."""
     child = subprocess.Popen([sys.executable, "-c", ECHO], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, bufsize=0)
+    reader = child.stdout
+    for line in lines[:50]:  # warm up the child (imports, caches) before timing
+        child.stdin.write(line)
+        reader.readline()
     started = time.perf_counter()
     for line in lines:
         child.stdin.write(line)
-        child.stdout.readline()
+        reader.readline()
     elapsed = time.perf_counter() - started
     child.stdin.close()
     child.wait()
-    return elapsed
+    return elapsed / len(lines)
 
 
-def runner(game: str, deals: int) -> tuple[float, int, float]:
-    """Seconds for a full match of subprocess random bots, its moves, and its startup share."""
-    bots = tuple(random_bot(f"random-{i}", i) for i in (1, 2))
-    plans = tuple(GamePlan(f"g{d}-{r}", i, d, r, derive_seed("bench", d), seating)
-                  for i, (d, r, seating) in enumerate(seatings(2, deals, True)))
-    spec = MatchSpec("bench", game, {}, bots, plans, TimeControl(startup_ms=10_000, move_ms=10_000))
-    started = time.perf_counter()
-    result = run_match(spec)
-    elapsed = time.perf_counter() - started
+def runner(game: str, seats: int, games: tuple[GamePlan, ...]) -> tuple[float, int]:
+    """Seconds per move inside the games of one run_match of FIRST_BOT players, and the moves."""
+    bots = tuple(BotSpec(name=f"first-{i}", command=(sys.executable, "-c", FIRST_BOT))
+                 for i in range(seats))
+    result = run_match(MatchSpec("bench", game, {}, bots, games, TIME))
     moves = sum(len(g.moves) for g in result.games)
     in_games = sum(g.duration_ms for g in result.games) / 1000
-    return elapsed, moves, elapsed - in_games
+    return in_games / moves, moves
+
+
+def per_move(game: str, seats: int, deals: int, repeats: int) -> dict:
+    """Echo and runner µs per move over `repeats` alternating runs, and their ratios."""
+    games = plans(deals, seats)
+    lines = act_lines(game, seats, games)
+    echoes, runs, ratios = [], [], []
+    moves = 0
+    for _ in range(repeats):
+        e = echo(lines)
+        r, moves = runner(game, seats, games)
+        echoes.append(1e6 * e)
+        runs.append(1e6 * r)
+        ratios.append(r / e)
+    return {"game": game, "seats": seats, "moves": moves, "bytes": sum(map(len, lines)) / len(lines),
+            "echo": echoes, "runner": runs, "ratio": ratios}
 
 
 async def _start_once(sandbox: str) -> tuple[float, float]:
     """(ms to spawn and get `ready`, ms to close) of the random bot in one sandbox mode."""
     spec = dataclasses.replace(random_bot("r", 1), sandbox=sandbox)
-    player = ProcessPlayer(spec, TimeControl(startup_ms=10_000, move_ms=10_000))
+    player = ProcessPlayer(spec, TIME)
     t0 = time.perf_counter()
     await player.start()
     t1 = time.perf_counter()
@@ -116,34 +173,41 @@ def startup(starts: int) -> dict[str, list[tuple[float, float]]]:
 
 
 def main() -> None:
-    """Print per-move figures for the bare pipe and the runner."""
+    """Print per-move figures of every game, then bot start-up figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--game", default="xeri")
-    parser.add_argument("--deals", type=int, default=20)
+    parser.add_argument("--game", action="append", help="only this game (repeatable)")
+    parser.add_argument("--seats", type=int, default=2)
+    parser.add_argument("--deals", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--starts", type=int, default=20, help="bot starts timed per sandbox mode")
     args = parser.parse_args()
-    lines = act_messages(args.game, [derive_seed("bench", d) for d in range(args.deals)])
-    pipe = bare_pipe(lines)
-    total, moves, overhead = runner(args.game, args.deals)
-    per_pipe = 1e6 * pipe / len(lines)
-    per_move = 1e6 * (total - overhead) / moves
-    print(f"game {args.game}: {moves} moves through the runner, {len(lines)} bare round trips")
-    print(f"bare pipe round trip        {per_pipe:8.1f} µs/move")
-    print(f"runner, in games            {per_move:8.1f} µs/move")
-    print(f"runner's own work           {per_move - per_pipe:8.1f} µs/move "
-          f"({(per_move - per_pipe) / per_pipe:.2f}x the round trip)")
-    print(f"match start/stop (2 bots)   {1000 * overhead:8.1f} ms")
-    times = startup(args.starts)
-    print(f"sandbox here: {' — '.join(sandbox_status())}")
-    for mode, runs in times.items():
-        ready = statistics.median(r for r, _ in runs)
-        close = statistics.median(c for _, c in runs)
-        print(f"bot start to ready, {mode:5s}   {ready:8.1f} ms median ({args.starts} starts), "
-              f"close {close:.1f} ms")
-    if "bwrap" in times:
-        extra = (statistics.median(r for r, _ in times["bwrap"])
-                 - statistics.median(r for r, _ in times["none"]))
-        print(f"sandbox's cost per start    {extra:8.1f} ms (goal ≤ 20 ms)")
+    cpu = pin_to_one_core()
+    print(f"pinned to CPU {cpu}; {args.deals} deals × {args.seats} rotations per game, "
+          f"{args.repeats} alternating repeats (median, min–max)")
+    print(f"{'game':22s} {'moves':>6s} {'bytes/act':>9s} {'echo µs':>16s} {'runner µs':>18s} "
+          f"{'runner / echo':>18s}")
+    for game in args.game or game_names():
+        f = per_move(game, args.seats, args.deals, args.repeats)
+        cells = []
+        for key, fmt in (("echo", "{:.1f}"), ("runner", "{:.1f}"), ("ratio", "{:.2f}")):
+            values = f[key]
+            cells.append(f"{fmt.format(statistics.median(values))} "
+                         f"({fmt.format(min(values))}–{fmt.format(max(values))})")
+        print(f"{game:22s} {f['moves']:6d} {f['bytes']:9.0f} {cells[0]:>16s} {cells[1]:>18s} "
+              f"{cells[2]:>18s}", flush=True)
+    print("goal: runner / echo ≤ 2 for every game")
+    if args.starts:
+        times = startup(args.starts)
+        print(f"sandbox here: {' — '.join(sandbox_status())}")
+        for mode, runs in times.items():
+            ready = statistics.median(r for r, _ in runs)
+            close = statistics.median(c for _, c in runs)
+            print(f"bot start to ready, {mode:5s}   {ready:8.1f} ms median ({args.starts} starts), "
+                  f"close {close:.1f} ms")
+        if "bwrap" in times:
+            extra = (statistics.median(r for r, _ in times["bwrap"])
+                     - statistics.median(r for r, _ in times["none"]))
+            print(f"sandbox's cost per start    {extra:8.1f} ms (goal ≤ 20 ms)")
 
 
 if __name__ == "__main__":

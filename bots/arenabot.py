@@ -1,4 +1,4 @@
-"""Arena bot kit: the arena/1 protocol loop for Python bots, standard library only.
+"""Arena bot kit: the arena/2 protocol loop for Python bots, standard library only.
 
 A bot is one function from (observation, legal_actions) to one of the legal actions:
 
@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any, Callable
 
-PROTOCOL = "arena/1"
+PROTOCOL = "arena/2"
 
 
 def log(*parts: Any) -> None:

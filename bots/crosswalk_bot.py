@@ -14,6 +14,8 @@ Standard library only.
 from __future__ import annotations
 
 COLOUR_ORDER_PREFIX = "colour_order:"
+# The game's defaults for the two options this bot reads; a game's own come in its game_start.
+DEFAULT_OPTIONS = {"lead_tie": "all_lead", "movement": "absolute"}
 
 
 def _number(card: str) -> int:
@@ -40,10 +42,10 @@ def _opponent_max_distribution(obs: dict) -> list[float]:
     return [below[0]] + [below[h] - below[h - 1] for h in range(1, 11)]
 
 
-def _space(card: str, lead: int, obs: dict) -> float:
+def _space(card: str, lead: int, obs: dict, options: dict) -> float:
     """Expected space (absolute) or step (relative) `card` earns when the others' highest is `lead`."""
     x = _number(card)
-    tie_rule = obs["options"]["lead_tie"]
+    tie_rule = options["lead_tie"]
     if x > lead:
         return x
     if x < lead:
@@ -52,29 +54,31 @@ def _space(card: str, lead: int, obs: dict) -> float:
         return x
     if tie_rule == "no_move":
         # Nobody moves: the pawn stays (absolute) or takes no step (relative).
-        return 0.0 if obs["options"]["movement"] == "relative" else obs["pawns"][card[0]]
+        return 0.0 if options["movement"] == "relative" else obs["pawns"][card[0]]
     order = tie_rule[len(COLOUR_ORDER_PREFIX):]
     rivals = [c for c, s in obs["colour_owner"].items() if s in obs["participants"] and c != card[0]]
     first = all(order.index(card[0]) < order.index(c) for c in rivals if c in order)
     # Losing the tie leaves the card 0 behind: space 1, or no step when relative.
     if first:
         return x
-    return 0.0 if obs["options"]["movement"] == "relative" else 1.0
+    return 0.0 if options["movement"] == "relative" else 1.0
 
 
-def card_values(obs: dict, hand: list[str]) -> dict[str, float]:
+def card_values(obs: dict, hand: list[str], options: dict) -> dict[str, float]:
     """Each card's expected space (or step) against the other participants' unplayed cards."""
     dist = _opponent_max_distribution(obs)
-    return {card: sum(p * _space(card, h, obs) for h, p in enumerate(dist) if p) for card in hand}
+    return {card: sum(p * _space(card, h, obs, options) for h, p in enumerate(dist) if p)
+            for card in hand}
 
 
-def choose(observation: dict, legal_actions: list) -> dict:
-    """Pick the card to play in this match."""
+def choose(observation: dict, legal_actions: list, options: dict | None = None) -> dict:
+    """Pick the card to play in this match; `options` are the game's (from game_start)."""
+    options = {**DEFAULT_OPTIONS, **(options or {})}
     hand = [a["card"] for a in legal_actions]
     if len(hand) == 1:
         return legal_actions[0]
-    values = card_values(observation, hand)
-    if observation["options"]["movement"] == "relative":
+    values = card_values(observation, hand, options)
+    if options["movement"] == "relative":
         pick = max(hand, key=lambda c: (values[c], _number(c)))
     else:
         pick = min(hand, key=lambda c: (values[c], -_number(c)))
@@ -84,4 +88,6 @@ def choose(observation: dict, legal_actions: list) -> dict:
 if __name__ == "__main__":
     from arenabot import run
 
-    run(choose, name="crosswalk_heuristic", version="1")
+    game_options: dict = {}  # protocol arena/2: the options come once per game, in game_start
+    run(lambda obs, legal: choose(obs, legal, game_options), name="crosswalk_heuristic",
+        version="1", on_game_start=lambda msg: game_options.update(msg["options"]))

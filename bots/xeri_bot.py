@@ -57,11 +57,14 @@ def unseen_cards(obs: dict) -> set[str]:
     return set(DECK) - seen
 
 
-def choose(obs: dict, legal: list) -> dict:
-    """Pick the play with the best immediate gain minus the expected gain it hands the opponent."""
+def choose(obs: dict, legal: list, options: dict | None = None) -> dict:
+    """Pick the play with the best immediate gain minus the expected gain it hands the opponent.
+
+    `options` are the game's (from game_start); missing ones take the game's defaults.
+    """
     if len(legal) == 1:
         return legal[0]
-    opts = obs.get("options") or {}
+    opts = options or {}
     td = opts.get("ten_of_diamonds", 2)
     jack_xeri = opts.get("jack_xeri", "any_jack_20")
     last_xeri_ok = opts.get("xeri_on_last_card", True)
@@ -132,4 +135,6 @@ def choose(obs: dict, legal: list) -> dict:
 if __name__ == "__main__":
     from arenabot import run
 
-    run(choose, name="xeri_heuristic", version="1")
+    game_options: dict = {}  # protocol arena/2: the options come once per game, in game_start
+    run(lambda obs, legal: choose(obs, legal, game_options), name="xeri_heuristic", version="1",
+        on_game_start=lambda msg: game_options.update(msg["options"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from functools import partial
 
@@ -13,7 +14,7 @@ from arena.match import GamePlan, MatchSpec, run_match
 from arena.players.base import BotSpec, random_bot
 from arena.protocol import TimeControl
 from arena.scheduling import seatings
-from conftest import FAST, FirstLegal, SeededRandom, misbehaving
+from conftest import FAKES, FAST, FirstLegal, SeededRandom, misbehaving
 
 
 def spec_for(bots, deals=1, time=FAST, max_failures=3, game="xeri", options=None):
@@ -129,3 +130,70 @@ def _alive(pid: int) -> bool:
             return fh.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+# -- the hot path: requests out together, answers read in select() (players.process.exchange) ----
+
+SLOW_READER = (
+    "import orjson, sys, time\n"
+    "r, w = sys.stdin.buffer, sys.stdout.buffer\n"
+    "for line in r:\n"
+    "    m = orjson.loads(line)\n"
+    "    if m['type'] == 'hello':\n"
+    "        w.write(b'{\"type\":\"ready\"}\\n'); w.flush()\n"
+    "    elif m['type'] == 'act':\n"
+    "        w.write(orjson.dumps({'type': 'action', 'request_id': m['request_id'],\n"
+    "                              'action': len(m['observation']['pad'])}) + b'\\n'); w.flush()\n"
+    "    elif m['type'] == 'bye':\n"
+    "        break\n"
+)
+
+
+def test_an_act_line_larger_than_the_pipe_is_finished_by_the_event_loop():
+    # 1 MiB does not fit a 64 KiB pipe: the non-blocking write stops midway, and act() must send
+    # the rest (not the whole line again) while the bot reads, then read the answer.
+    import asyncio
+
+    import orjson
+
+    from arena.players.base import UNFINISHED
+    from arena.players.process import ProcessPlayer, exchange
+    from arena.protocol import ActRequest
+
+    async def run():
+        player = ProcessPlayer(BotSpec("big", command=(sys.executable, "-c", SLOW_READER)), FAST)
+        await player.start()
+        try:
+            pad = "x" * (1 << 20)
+            request = ActRequest("g", 1, orjson.dumps({"pad": pad}), [len(pad)], 3000)
+            started = time.perf_counter()
+            results = exchange([player], [request], [3.0], started)
+            assert results == [UNFINISHED] and 0 < request.skip < len(request.line())
+            return await player.act(request, 3.0)
+        finally:
+            await player.close()
+
+    assert asyncio.run(run()) == 1 << 20
+
+
+def test_simultaneous_seats_are_timed_apart():
+    # Crossfire's seats act together: a fast bot's time must not include a slow one's.
+    slow = BotSpec("slow", command=(sys.executable, "slow_random.py", "1", "300"),
+                   workdir=str(FAKES))
+    result = run_match(spec_for([slow, random_bot("fast", 2)], game="crossfire"))
+    for game in result.games:
+        assert game.termination == "normal"
+        by_seat = {}
+        for move in game.moves:
+            by_seat.setdefault(game.seats[move.seat], []).append(move.ms)
+        assert min(by_seat["slow"]) >= 290
+        assert max(by_seat["fast"]) < min(by_seat["slow"]) / 2
+
+
+def test_a_bot_flooding_stderr_while_it_thinks_is_not_blocked():
+    # 50 KB of stderr per move fills the stderr pipe within two moves; the runner must keep
+    # draining it while it waits for the answer, or the bot blocks and times out.
+    result = run_match(spec_for([misbehaving("stderr"), random_bot()],
+                                time=TimeControl(startup_ms=10_000, move_ms=1_000)))
+    assert [g.termination for g in result.games] == ["normal", "normal"]
+    assert "x" * 1000 in result.logs["bad-stderr"]

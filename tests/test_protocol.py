@@ -1,4 +1,4 @@
-"""The arena/1 messages: decoding bot lines, and the generated schemas kept in protocol/."""
+"""The arena/2 messages: decoding bot lines, and the generated schemas kept in protocol/."""
 
 from __future__ import annotations
 
@@ -49,5 +49,5 @@ def test_evidence_is_bounded():
 def test_encode_is_one_json_line():
     data = encode(Hello(bot="b", time=TimeControl(startup_ms=1, move_ms=2)))
     assert data.endswith(b"\n") and data.count(b"\n") == 1
-    assert json.loads(data) == {"type": "hello", "protocol": "arena/1", "bot": "b",
+    assert json.loads(data) == {"type": "hello", "protocol": "arena/2", "bot": "b",
                                 "time": {"startup_ms": 1, "move_ms": 2, "bank_ms": 0, "grace_ms": 100}}

@@ -83,7 +83,7 @@ def replay(
 def schema(
     out: Annotated[Path, typer.Option(help="Folder to write the JSON Schemas into.")] = Path("protocol/schema"),
 ) -> None:
-    """Write the JSON Schemas of the arena/1 protocol messages and of each game's observations and actions."""
+    """Write the JSON Schemas of the arena/2 protocol messages and of each game's observations and actions."""
     from arena.game_schemas import write_game_schemas
     from arena.protocol import write_schemas
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.players.limits import Limits
-from arena.protocol import GameEnd, GameStart, Ready, TimeControl
+from arena.protocol import ActRequest, GameEnd, GameStart, Ready, TimeControl
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,15 @@ class Player(ABC):
         """Tell the bot a game begins."""
 
     @abstractmethod
-    async def act(self, request: dict, timeout: float) -> Any:
-        """Send an `act` request (a dict) and return the bot's action; raise BotError on failure."""
+    async def act(self, request: ActRequest, timeout: float) -> Any:
+        """Send an `act` request and return the bot's action; raise BotError on failure."""
+
+    def act_blocking(self, request: ActRequest, timeout: float) -> Any:
+        """act() without the event loop, for a player that can: the action, or UNFINISHED.
+
+        UNFINISHED (the default) hands the request over: the runner then awaits act().
+        """
+        return UNFINISHED
 
     @abstractmethod
     async def game_end(self, message: GameEnd) -> None:
@@ -76,6 +83,15 @@ class Player(ABC):
         """What the bot wrote to stderr so far (bounded)."""
         return ""
 
+
+class _Unfinished:
+    """The marker of an act_blocking() that needs the event loop to finish."""
+
+    def __repr__(self) -> str:
+        return "UNFINISHED"
+
+
+UNFINISHED = _Unfinished()
 
 # The example bots shipped beside the package (present in a source checkout).
 BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"

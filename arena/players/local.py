@@ -7,7 +7,7 @@ from typing import Any
 
 from arena.errors import BotCrashed, BotStartupError, BotTimeout
 from arena.players.base import Player
-from arena.protocol import GameEnd, GameStart, Ready
+from arena.protocol import ActRequest, GameEnd, GameStart, Ready
 
 
 class LocalPlayer(Player):
@@ -33,11 +33,16 @@ class LocalPlayer(Player):
         if hook:
             self._call(hook, message.model_dump(mode="json"))
 
-    async def act(self, request: dict, timeout: float) -> Any:
-        """Call `choose` and time it."""
+    async def act(self, request: ActRequest, timeout: float) -> Any:
+        """Call `choose` on a decoded copy of the request and time it."""
+        return self.act_blocking(request, timeout)
+
+    def act_blocking(self, request: ActRequest, timeout: float) -> Any:
+        """Call `choose` on a decoded copy of the request and time it (it never needs the loop)."""
         started = _time.perf_counter()
         choose = self.bot.choose if hasattr(self.bot, "choose") else self.bot
-        action = self._call(choose, request["observation"], request["legal_actions"])
+        message = request.message()
+        action = self._call(choose, message["observation"], message["legal_actions"])
         elapsed = _time.perf_counter() - started
         if elapsed > timeout:
             raise BotTimeout(

@@ -1,4 +1,4 @@
-"""Subprocess bots speaking arena/1 over stdin/stdout, driven by asyncio.
+"""Subprocess bots speaking arena/2 over stdin/stdout, driven by asyncio.
 
 How a bot is started (environment, rlimits, sandbox) is the Launcher's policy (launch.py); this
 module spawns what it prepares, reads lines under the line limit, and turns what the bot does into
@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import signal
 import sys
+import time
 from typing import Any
 
 from arena.errors import (
@@ -22,7 +24,7 @@ from arena.errors import (
     BotStartupError,
     BotTimeout,
 )
-from arena.players.base import BotSpec, Player
+from arena.players.base import UNFINISHED, BotSpec, Player
 from arena.players.launch import (
     REAPER_SIGNAL,
     Launch,
@@ -36,6 +38,7 @@ from arena.players.launch import (
 from arena.players.limits import DEFAULT_LIMITS, describe
 from arena.protocol import (
     Action,
+    ActRequest,
     GameEnd,
     GameStart,
     Hello,
@@ -108,48 +111,76 @@ LIMIT_SIGNALS = {signal.SIGXCPU: "cpu_s", signal.SIGXFSZ: "file_size_mb"}
 
 
 class ProcessPlayer(Player):
-    """A bot in a subprocess; one process serves a whole match unless it fails."""
+    """A bot in a subprocess; one process serves a whole match unless it fails.
+
+    The player owns the bot's three pipes (non-blocking file descriptors, no asyncio streams), so
+    one buffer holds everything read from the bot's stdout and both ways of waiting share it: the
+    event loop (start-up, and whatever the hot path hands over) and `exchange`, the hot path of
+    every move, which waits in select() and so costs no event-loop round.
+    """
 
     def __init__(self, spec: BotSpec, time: TimeControl):
         super().__init__(spec, time)
         self.limits = spec.limits or DEFAULT_LIMITS
         self.proc: asyncio.subprocess.Process | None = None
         self.launch: Launch | None = None
-        self.last_line: str = ""  # the bot's last answer as it sent it (bounded), for evidence
+        self._last_raw = b""  # the bot's last line as it sent it, for evidence
         self._root_start = ""
         self._buf = bytearray()
         self._scan = 0
+        self._eof = False  # the bot's stdout is closed (or it was seen to close it in the sandbox)
+        self._stdin = self._stdout = self._stderr_fd = -1
         self._stderr = _StderrBuffer()
-        self._stderr_task: asyncio.Task | None = None
+        self._stderr_done: asyncio.Future | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sent = 0  # request_id of the last act sent (`exchange` may hand it to act())
+        self._checked = 0.0  # when the sandboxed stdout was last checked
         self._closed = False
+
+    @property
+    def last_line(self) -> str:
+        """The bot's last line as it sent it (bounded), for evidence."""
+        return evidence(self._last_raw) if self._last_raw else ""
 
     async def start(self) -> Ready:
         """Spawn the process and wait for `ready` within startup_ms."""
         command = resolve_command(self.spec.command)
+        self._loop = asyncio.get_running_loop()
+        child_ends = []
         try:
             self.launch = Launcher(self.spec.sandbox, self.limits).prepare(
                 command, self.spec.workdir, dict(self.spec.env))
+            child_in, self._stdin = os.pipe()
+            self._stdout, child_out = os.pipe()
+            self._stderr_fd, child_err = os.pipe()
+            child_ends = [child_in, child_out, child_err]
+            for fd in (self._stdin, self._stdout, self._stderr_fd):
+                os.set_blocking(fd, False)
             self.proc = await asyncio.create_subprocess_exec(
                 *self.launch.argv,
                 cwd=self.launch.cwd,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+                stdin=child_in,
+                stdout=child_out,
+                stderr=child_err,
                 start_new_session=True,
                 preexec_fn=self.launch.preexec,
-                limit=READ_CHUNK * 4,
                 env=self.launch.env,
             )
         except OSError as exc:
             if self.launch:
                 self.launch.cleanup()
+            self._close_fds()
             raise BotStartupError(f"cannot start {list(self.spec.command)}: {exc}", str(exc)) from None
+        finally:
+            for fd in child_ends:  # the child has its copies; ours would hide its EOF from us
+                os.close(fd)
         # Its start time tells the bot from a later process that reuses its pid.
         st = proc_stat(self.proc.pid)
         self._root_start = st[3] if st else ""
         if self.launch.mode == "plain":
             watch(self.launch.tag, self.proc.pid, self._root_start)
-        self._stderr_task = asyncio.create_task(self._drain_stderr())
+        self._stderr_done = self._loop.create_future()
+        self._loop.add_reader(self._stderr_fd, self._drain_stderr)
         await self._send(encode(Hello(bot=self.spec.name, time=self.time)), BotStartupError)
         try:
             msg = await asyncio.wait_for(self._read(), self.time.startup_ms / 1000)
@@ -170,10 +201,12 @@ class ProcessPlayer(Player):
         """Send game_start."""
         await self._send(encode(message))
 
-    async def act(self, request: dict, timeout: float) -> Any:
+    async def act(self, request: ActRequest, timeout: float) -> Any:
         """Send `act` and wait for the action with the same request_id; stale answers are dropped."""
-        request_id = request["request_id"]
-        await self._send(encode_dict(request))
+        request_id = request.request_id
+        if self._sent != request_id:  # not already sent by an `exchange` that handed over
+            await self._send(request.line()[request.skip:])
+            self._sent = request_id
         try:
             # asyncio.timeout, unlike wait_for, needs no extra task per read: cheaper per move.
             async with asyncio.timeout(timeout):
@@ -183,22 +216,75 @@ class ProcessPlayer(Player):
                 f"no action within {timeout * 1000:.0f} ms", f"request_id {request_id}"
             ) from None
 
+    # -- the hot path: no event loop (see `exchange`) ---------------------------------------------
+    def send_now(self, request: ActRequest) -> bool:
+        """Write the act line without the loop; False hands it to act() (a full or broken pipe)."""
+        line = request.line()
+        try:
+            written = os.write(self._stdin, line) if self._stdin >= 0 else 0
+        except OSError:
+            return False  # act() writes again and reports what happens
+        if written < len(line):
+            request.skip = written  # a bot not reading its input: act() waits for room
+            return False
+        self._sent = request.request_id
+        return True
+
+    def answer_now(self, request_id: int) -> Any:
+        """The action if the bot has sent it, PENDING while it has not, UNFINISHED when its output
+        ended (only act() can wait for its exit status and last words)."""
+        while True:
+            line = self._take_line()
+            if line is None:
+                if self._eof or not self._fill():
+                    return UNFINISHED
+                if self._take_pending():
+                    continue
+                return PENDING
+            self._last_raw = line
+            action = self._answer(decode_bot_message(line), request_id)
+            if action is not _STALE:
+                return action
+
+    def wait_fds(self) -> tuple[int, ...]:
+        """The descriptors a waiter must watch for this bot: stdout, and stderr while open."""
+        return (self._stdout, self._stderr_fd) if self._stderr_fd >= 0 else (self._stdout,)
+
+    def wake(self, ready: list[int], now: float) -> None:
+        """After a select(): keep its stderr; in the sandbox, notice a closed stdout (no EOF there)."""
+        if self._stderr_fd in ready:
+            self._drain_stderr()
+        if self.launch.mode == "bwrap" and self._stdout not in ready:
+            if now - self._checked >= STDOUT_CHECK:
+                self._checked = now
+                if not self._sandboxed_stdout_open():
+                    self._eof = True
+
+    def _take_pending(self) -> bool:
+        """True when the buffer now holds a whole line or is over the line limit."""
+        return self._buf.find(b"\n", self._scan) >= 0 or len(self._buf) > self.limits.line_bytes
+
     async def _await_action(self, request_id: int) -> Any:
         while True:
-            msg = await self._read()
-            if isinstance(msg, Action):
-                if msg.request_id == request_id:
-                    return msg.action
-                if msg.request_id > request_id:
-                    raise BadMessage(
-                        f"answer to request {msg.request_id}, which was never sent", self.last_line
-                    )
-                # A late answer to an earlier request: never applied. Say so in the bot's log,
-                # where its author (and `arena bot check`) will look.
-                self._stderr.add(f"\n{STALE_NOTE} {msg.request_id} while waiting for "
-                                 f"{request_id}\n".encode())
-                continue
-            raise BadMessage(f"expected action, got {msg.type}", self.last_line)
+            action = self._answer(await self._read(), request_id)
+            if action is not _STALE:
+                return action
+
+    def _answer(self, msg, request_id: int) -> Any:
+        """The action a message answers `request_id` with, or _STALE for a late answer to an earlier one."""
+        if isinstance(msg, Action):
+            if msg.request_id == request_id:
+                return msg.action
+            if msg.request_id > request_id:
+                raise BadMessage(
+                    f"answer to request {msg.request_id}, which was never sent", self.last_line
+                )
+            # A late answer to an earlier request: never applied. Say so in the bot's log,
+            # where its author (and `arena bot check`) will look.
+            self._stderr.add(f"\n{STALE_NOTE} {msg.request_id} while waiting for "
+                             f"{request_id}\n".encode())
+            return _STALE
+        raise BadMessage(f"expected action, got {msg.type}", self.last_line)
 
     async def game_end(self, message: GameEnd) -> None:
         """Send game_end."""
@@ -215,11 +301,10 @@ class ProcessPlayer(Player):
         family = self._family()
         if proc.returncode is None:
             try:
-                proc.stdin.write(encode_dict({"type": "bye"}))
-                await asyncio.wait_for(proc.stdin.drain(), BYE_GRACE)
-                proc.stdin.close()
-            except (OSError, asyncio.TimeoutError, RuntimeError):
+                await asyncio.wait_for(self._write(encode_dict({"type": "bye"})), BYE_GRACE)
+            except (OSError, asyncio.TimeoutError):
                 pass
+            self._close_stdin()
             if not await self._wait(BYE_GRACE):
                 self._signal(signal.SIGTERM)  # the reaper passes it on to the bot's group
                 if not await self._wait(TERM_GRACE):
@@ -233,15 +318,13 @@ class ProcessPlayer(Player):
                  root_start=self._root_start or None)
         if self.launch.mode == "plain":
             unwatch(self.launch.tag)
-        await self._wait(2)  # reap it, so its transport closes inside this event loop
-        transport = getattr(proc, "_transport", None)
-        if transport is not None:
-            transport.close()  # a pipe paused on unread data (a long line) never sees EOF
-        if self._stderr_task:
-            try:
-                await asyncio.wait_for(self._stderr_task, 1)
+        await self._wait(2)  # reap it, so nothing of it is left to this event loop
+        if self._stderr_done is not None:
+            try:  # every writer of the stderr pipe is dead now: its end comes at once
+                await asyncio.wait_for(asyncio.shield(self._stderr_done), 1)
             except (asyncio.TimeoutError, asyncio.CancelledError):
-                self._stderr_task.cancel()
+                pass
+        self._close_fds()
         self.launch.cleanup()
 
     def log(self) -> str:
@@ -263,49 +346,98 @@ class ProcessPlayer(Player):
 
     async def _send(self, data: bytes, error: type[BotError] = BotCrashed) -> None:
         try:
-            self.proc.stdin.write(data)
-            await self.proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
+            await self._write(data)
+        except (BrokenPipeError, ConnectionResetError, OSError) as exc:
             if error is BotCrashed:
                 await self._wait(EXIT_WAIT)
                 raise await self._crash(f"cannot write to the bot: {exc}") from None
             raise error(f"cannot write to the bot: {exc}", self._exit_evidence()) from None
 
-    async def _readline(self) -> bytes:
-        """One line from stdout (b"" at EOF); a line over the limit is a resource_limit failure."""
-        limit = self.limits.line_bytes
-        while True:
-            end = self._buf.find(b"\n", self._scan)
-            if end >= 0:
-                line = bytes(self._buf[:end + 1])
-                del self._buf[:end + 1]
-                self._scan = 0
-                return line
-            if len(self._buf) > limit:
-                head = bytes(self._buf[:1200]).decode("utf-8", "replace")[:MAX_EVIDENCE]
-                raise BotResourceLimit(f"stdout line over {limit} bytes",
-                                       f"{head}… (line over {limit} bytes)")
-            self._scan = len(self._buf)
-            if self.launch.mode == "bwrap":
-                chunk = await self._read_watching()
-            else:
-                chunk = await self.proc.stdout.read(READ_CHUNK)
-            if not chunk:
-                return b""
-            self._buf += chunk
+    async def _write(self, data: bytes) -> None:
+        """Write all of `data` to the bot's stdin, waiting (in the loop) while its pipe is full."""
+        if self._stdin < 0:
+            raise BrokenPipeError("the bot's input is closed")
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._stdin, view):]
+                continue
+            except BlockingIOError:
+                pass
+            room = self._loop.create_future()
+            self._loop.add_writer(self._stdin, _set_done, room)
+            try:
+                await room
+            finally:
+                self._loop.remove_writer(self._stdin)
 
-    async def _read_watching(self) -> bytes:
-        """A read that also ends (b"") when the sandboxed bot closed its stdout.
+    def _fill(self) -> bool:
+        """Read what the bot has written so far into the buffer, without blocking; False at EOF."""
+        limit = self.limits.line_bytes
+        while len(self._buf) <= limit:
+            try:
+                chunk = os.read(self._stdout, READ_CHUNK)
+            except BlockingIOError:
+                return True
+            except OSError:
+                self._eof = True
+                return False
+            if not chunk:
+                self._eof = True
+                return False
+            self._buf += chunk
+        return True
+
+    def _take_line(self) -> bytes | None:
+        """The next whole line in the buffer, or None; a line over the limit is a resource_limit failure."""
+        end = self._buf.find(b"\n", self._scan)
+        if end >= 0:
+            line = bytes(self._buf[:end + 1])
+            del self._buf[:end + 1]
+            self._scan = 0
+            return line
+        limit = self.limits.line_bytes
+        if len(self._buf) > limit:
+            head = bytes(self._buf[:1200]).decode("utf-8", "replace")[:MAX_EVIDENCE]
+            raise BotResourceLimit(f"stdout line over {limit} bytes",
+                                   f"{head}… (line over {limit} bytes)")
+        self._scan = len(self._buf)
+        return None
+
+    async def _readline(self) -> bytes:
+        """One line from stdout (b"" at EOF), waiting in the event loop."""
+        while True:
+            line = self._take_line()
+            if line is not None:
+                return line
+            if self._eof or not self._fill():
+                return b""
+            if self._take_pending():
+                continue
+            readable = self._loop.create_future()
+            self._loop.add_reader(self._stdout, _set_done, readable)
+            try:
+                if self.launch.mode == "bwrap":
+                    await self._await_watching(readable)
+                else:
+                    await readable
+            finally:
+                self._loop.remove_reader(self._stdout)
+
+    async def _await_watching(self, readable: asyncio.Future) -> None:
+        """Wait for output, also ending when the sandboxed bot closed its stdout.
 
         bwrap's own processes keep a copy of the pipe, so the bot closing it gives no EOF: while
         no data comes, check every STDOUT_CHECK s that the bot's fd 1 is still that pipe.
         """
         while True:
             try:
-                return await asyncio.wait_for(self.proc.stdout.read(READ_CHUNK), STDOUT_CHECK)
+                await asyncio.wait_for(asyncio.shield(readable), STDOUT_CHECK)
+                return
             except asyncio.TimeoutError:
                 if not self._sandboxed_stdout_open():
-                    return b""
+                    self._eof = True
+                    return
 
     def _sandboxed_stdout_open(self) -> bool:
         try:
@@ -327,15 +459,15 @@ class ProcessPlayer(Player):
             # EOF is a crash at once: give the process a moment to exit, for its status.
             await self._wait(EXIT_WAIT)
             raise await self._crash("the bot closed its output or exited")
-        self.last_line = evidence(line)
+        self._last_raw = line
         return decode_bot_message(line)
 
     async def _crash(self, message: str) -> BotError:
         """A crash, or a resource_limit failure when the exit or stderr says a limit stopped it."""
         code = self.proc.returncode
-        if code is not None and self._stderr_task:
+        if code is not None and self._stderr_done is not None:
             try:  # the stderr pipe ends when the process does: read its last words
-                await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.3)
+                await asyncio.wait_for(asyncio.shield(self._stderr_done), 0.3)
             except (asyncio.TimeoutError, asyncio.CancelledError):
                 pass
         sig = self._exit_signal()
@@ -392,12 +524,117 @@ class ProcessPlayer(Player):
         except (ProcessLookupError, PermissionError):
             pass
 
-    async def _drain_stderr(self) -> None:
-        while True:
-            chunk = await self.proc.stderr.read(65536)
+    def _drain_stderr(self) -> None:
+        """Keep what the bot wrote to stderr (called when the pipe is readable); note its end."""
+        while self._stderr_fd >= 0:
+            try:
+                chunk = os.read(self._stderr_fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
             if not chunk:
+                self._loop.remove_reader(self._stderr_fd)
+                os.close(self._stderr_fd)
+                self._stderr_fd = -1
+                if self._stderr_done is not None and not self._stderr_done.done():
+                    self._stderr_done.set_result(None)
                 return
             self._stderr.add(chunk)
+
+    def _close_stdin(self) -> None:
+        if self._stdin >= 0:
+            os.close(self._stdin)
+            self._stdin = -1
+
+    def _close_fds(self) -> None:
+        """Close the pipes still open (safe twice)."""
+        self._close_stdin()
+        if self._stdout >= 0:
+            os.close(self._stdout)
+            self._stdout = -1
+        if self._stderr_fd >= 0:
+            if self._loop is not None:
+                self._loop.remove_reader(self._stderr_fd)
+            os.close(self._stderr_fd)
+            self._stderr_fd = -1
+
+
+class _Stale:
+    """The marker of a late answer to an earlier request."""
+
+
+_STALE = _Stale()
+
+
+class _Pending:
+    """The marker of an answer that has not come yet."""
+
+    def __repr__(self) -> str:
+        return "PENDING"
+
+
+PENDING = _Pending()
+
+
+def exchange(players: list[Player], requests: list[ActRequest], limits: list[float],
+             started: float) -> list[Any]:
+    """Ask every player at once and wait for the answers in select(), not in the event loop.
+
+    Every act of a move goes through here: a subprocess bot's answer then costs one write and one
+    select, with no task wake-ups (on one core the loop's rounds cost as much as the pipe itself).
+    Returns, per player, (action, perf_counter() when it was read), a BotError, or UNFINISHED for
+    what only act() can finish (an in-process wrapper, a full or broken pipe, an ended output);
+    the caller then awaits act() with the time left. `limits` are seconds from `started`.
+    """
+    results: list[Any] = [UNFINISHED] * len(players)
+    waiting = []
+    for i, (player, request) in enumerate(zip(players, requests)):
+        if isinstance(player, ProcessPlayer):
+            if player.send_now(request):
+                waiting.append(i)
+            continue
+        try:
+            action = player.act_blocking(request, limits[i])
+        except BotError as exc:
+            action = exc
+        results[i] = action if action is UNFINISHED or isinstance(action, BotError) else (
+            action, time.perf_counter())
+    while waiting:
+        for i in list(waiting):
+            try:
+                action = players[i].answer_now(requests[i].request_id)
+            except BotError as exc:
+                action = exc
+            if action is PENDING:
+                continue
+            waiting.remove(i)
+            results[i] = action if action is UNFINISHED or isinstance(action, BotError) else (
+                action, time.perf_counter())
+        if not waiting:
+            break
+        now = time.perf_counter()
+        for i in list(waiting):
+            if now >= started + limits[i]:
+                waiting.remove(i)
+                results[i] = BotTimeout(f"no action within {limits[i] * 1000:.0f} ms",
+                                        f"request_id {requests[i].request_id}")
+        if not waiting:
+            break
+        wait = min(started + limits[i] for i in waiting) - now
+        if any(players[i].launch.mode == "bwrap" for i in waiting):
+            wait = min(wait, STDOUT_CHECK)
+        fds = [fd for i in waiting for fd in players[i].wait_fds()]
+        ready, _, _ = select.select(fds, (), (), max(wait, 0.0))
+        now = time.perf_counter()
+        for i in waiting:
+            players[i].wake(ready, now)
+    return results
+
+
+def _set_done(future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _children(pid: int) -> list[int]:

@@ -1,6 +1,6 @@
 /* {{name}}: an Arena bot in C (C99 + POSIX getline, compiles with `cc` alone).
  *
- * The arena/1 protocol is one JSON object per line on stdin/stdout. This bot needs no full JSON
+ * The arena/2 protocol is one JSON object per line on stdin/stdout. This bot needs no full JSON
  * parser: it finds the top-level "type", "request_id" and "legal_actions" of each message, and
  * answers an `act` by copying the raw JSON text of one element of legal_actions back unchanged:
  *   {"type":"action","request_id":N,"action":<element>}
