@@ -474,7 +474,7 @@ def test_bot_script_speaks_the_protocol():
     game = new_game("crossfire", {"open_rows": True}, 2, 31)
     legal = game.legal_actions(0)
     lines = [
-        {"type": "hello", "protocol": "arena/1"},
+        {"type": "hello", "protocol": "arena/2"},
         {"type": "act", "request_id": 7, "observation": game.observation(0), "legal_actions": legal},
         {"type": "bye"},
     ]
