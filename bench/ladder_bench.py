@@ -24,6 +24,7 @@ field of `timing-bots` active versions (goal ≤ 5 ms per table).
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 import time
@@ -72,6 +73,21 @@ def play(rng: random.Random, fmt: Format, bots: tuple[str, ...], true: dict[str,
 def field(bots: int, spread: float) -> dict[str, float]:
     """True strengths (Elo, centred), evenly spaced over `spread`, in a seeded-free fixed order."""
     return {f"bot{i:03d}@1": spread * (i / max(bots - 1, 1) - 0.5) for i in range(bots)}
+
+
+def information_bound(bots: int, spread: float) -> float:
+    """The Fisher information of a game between a uniformly random pair of this field, over an
+    even pairing's (p(1-p) = 1/4): for a target that needs every rating about equally precise, as
+    Kendall τ over an evenly spaced field does, no matchmaker needs fewer than this share of
+    random pairing's games (pairwise, so 4-seat tables are treated as their 6 pairs)."""
+    strengths = list(field(bots, spread).values())
+    total = pairs = 0
+    for i, a in enumerate(strengths):
+        for b in strengths[i + 1:]:
+            p = 1 / (1 + math.exp(-(a - b) * ELO))
+            total += p * (1 - p)
+            pairs += 1
+    return total / pairs / 0.25
 
 
 def run(strategy: str, seed: int, args) -> dict:
@@ -195,6 +211,8 @@ def main() -> None:
             print(f"info/random {label}: {means['info', key] / means['random', key]:.2f} of the means,"
                   f" {medians['info', key] / medians['random', key]:.2f} of the medians"
                   f"  (goal <= 0.5)")
+        print(f"information bound for tau: {information_bound(args.bots, args.spread):.2f} "
+              "(a random pair's game carries this share of an even pairing's information)")
     print(f"simulation: {time.perf_counter() - start:.0f} s")
     if args.timing_bots:
         mean, p99 = timing(args)
