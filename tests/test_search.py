@@ -40,6 +40,7 @@ def test_a_search_is_legal_and_deterministic(name, seats, options):
 @pytest.mark.parametrize("name,seats,options", GAMES)
 def test_the_bot_plays_whole_games(name, seats, options):
     bot = ISMCTSBot(iterations=8, seed=2)
+    bot.game_start({"type": "game_start", "options": options, "seat": 0})
     state = new_game(name, options, seats, 9)
     result = play_out(state, [bot.choose] + [None] * (seats - 1), random.Random(3))
     assert len(result.ranks) == seats

@@ -65,8 +65,14 @@ def factory(iterations: int | None = None, time_ms: float | None = None, seed: i
                              exploration=exploration, profile=profile)
 
 
-# Factories named in configs/search/*.toml. An iteration budget keeps results reproducible; the
-# 170 ms time cap only bites on a machine slower than the one measured (move_ms = 200).
+# Time-budget factories (for play), and the ones named in configs/search/*.toml: an iteration
+# budget per game keeps results reproducible (each is about 100-180 ms of CPU per move here); the
+# 900 ms wall-time cap (under the configs' move_ms = 1000) only guards a busy shared machine.
 ismcts_150ms = factory(time_ms=150)
 ismcts_100ms = factory(time_ms=100)
 ismcts_400it = factory(iterations=400)
+ismcts_xeri = factory(iterations=600, time_ms=900)
+ismcts_crossfire = factory(iterations=600, time_ms=900)
+ismcts_crosswalk = factory(iterations=300, time_ms=900)
+ismcts_bfc = factory(iterations=250, time_ms=900)
+ismcts_bfc_teams = factory(iterations=200, time_ms=900)

@@ -181,7 +181,7 @@ class ISMCTS:
                 expanded = True
             node = child
         if det.to_act():
-            scorer.play_out(det, rng)
+            scorer.play_out(det, rng, len(path))
         rewards = scorer.rewards(det)
         for node, joint in path:
             for s, k in joint.items():
@@ -200,7 +200,7 @@ class _Scorer:
         for i, team in enumerate(self.teams):
             for s in team:
                 self.side_of[s] = i
-        self.root_margins = self._margins(root.scores())
+        self.root_margins = self._margins(self._scores(root))
         # Cutting at the round's end only pays when the root is not already past the last round.
         self.cut = profile.stop_at_round_end and hasattr(root, "round")
 
@@ -214,18 +214,27 @@ class _Scorer:
             out.append(mine - max(v for j, v in enumerate(side_scores) if j != i))
         return out
 
-    def play_out(self, det: GameState, rng: random.Random) -> None:
-        """Play `det` on as the profile says."""
+    def _scores(self, state: GameState) -> list[float]:
+        """Scores, plus the profile's bonus for a game still going."""
+        scores = state.scores()
+        bonus = self.profile.bonus
+        if bonus is None or not state.to_act():
+            return list(scores)
+        return [a + b for a, b in zip(scores, bonus(state))]
+
+    def play_out(self, det: GameState, rng: random.Random, depth: int) -> None:
+        """Play `det` (`depth` plies below the root) on as the profile says."""
         profile = self.profile
+        plies = None if profile.horizon is None else max(1, profile.horizon - depth)
         if profile.fast is not None:
-            profile.fast(det, rng, self.cut)
+            profile.fast(det, rng, self.cut, plies)
         else:
-            play_out(det, rng, self.cut, profile.policy)
+            play_out(det, rng, self.cut, profile.policy, plies)
 
     def rewards(self, det: GameState) -> list[float]:
         """Reward in [0, 1] per seat for where `det` stands (finished or cut at a round's end)."""
         profile = self.profile
-        margins = self._margins(det.scores())
+        margins = self._margins(self._scores(det))
         scale = profile.scale
         gains = [0.5 + 0.5 * math.tanh((m - r) / scale)
                  for m, r in zip(margins, self.root_margins)]

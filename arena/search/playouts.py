@@ -32,16 +32,23 @@ class Profile:
     # Share of a finished game's reward that is its rank (win/draw/loss); the rest is the margin.
     rank_weight: float = 0.5
     policy: PlayoutPolicy | None = None
-    # A fast playout function (state, rng, stop_at_round_end) replacing the generic loop.
-    fast: Callable[[GameState, random.Random, bool], None] | None = None
+    # A fast playout function (state, rng, stop_at_round_end, plies) replacing the generic loop.
+    fast: Callable[[GameState, random.Random, bool, int | None], None] | None = None
+    # Plies from the search's root after which a playout stops (None: no limit), and points per
+    # seat added to the scores of a stopped playout for what its position is worth.
+    horizon: int | None = None
+    bonus: Callable[[GameState], list[float]] | None = None
 
 
 def play_out(state: GameState, rng: random.Random, stop_at_round_end: bool,
-             policy: PlayoutPolicy | None) -> None:
-    """Play `state` on with `policy` (random if None) until it is over or, if asked, its round ends."""
+             policy: PlayoutPolicy | None, plies: int | None = None) -> None:
+    """Play `state` on with `policy` (random if None) until it is over, `plies` steps are played
+    or, if asked, its round ends."""
     start_round = getattr(state, "round", None) if stop_at_round_end else None
     rand = rng.random
-    while True:
+    left = -1 if plies is None else plies
+    while left:
+        left -= 1
         acting = state.to_act()
         if not acting:
             return
@@ -61,47 +68,80 @@ def play_out(state: GameState, rng: random.Random, stop_at_round_end: bool,
 
 # -- Xeri -------------------------------------------------------------------------------------------
 
-def xeri_fast(state, rng: random.Random, stop_at_round_end: bool, capture: float = 0.9) -> None:
-    """Xeri playout: take the pile with a matching card when possible, with a jack when the pile
-    holds more than one card, else play a card that is not a jack, preferring ranks the pile top
-    does not invite; stops at the round's end if asked."""
+def xeri_fast(state, rng: random.Random, stop_at_round_end: bool, plies: int | None = None,
+              capture: float = 0.9) -> None:
+    """Xeri playout on the determinized state: take the most valuable pile on offer (a lone card
+    is a xeri; a jack is spent only on a xeri or a pile worth points), else lay the card that
+    hands the next player the least (its hand is known in the determinization: a card it can
+    match or jack gives it the pile). With probability 1 - `capture` a random card instead.
+    Stops after `plies` plays or at the round's end if asked."""
     rand = rng.random
     hands = state.hands
+    points = state._points
+    jack_xeri = state.options.jack_xeri
     start_round = state.round
-    while state.current >= 0:
+    left = -1 if plies is None else plies
+    while state.current >= 0 and left:
+        left -= 1
         if stop_at_round_end and state.round != start_round:
             return
         seat = state.current
         hand = hands[seat]
+        if len(hand) == 1 or rand() >= capture:
+            state._play(seat, hand[int(rand() * len(hand))])
+            continue
         pile = state.pile
-        card = None
-        if rand() < capture:
-            if pile:
-                top = pile[-1][0]
-                for c in hand:
-                    if c[0] == top:
-                        card = c
-                        break
-                if card is None and len(pile) > 1:
-                    for c in hand:
-                        if c[0] == "J":
-                            card = c
-                            break
-            if card is None:
-                plain = [c for c in hand if c[0] != "J"]
-                if plain:
-                    card = plain[int(rand() * len(plain))]
+        n = len(pile)
+        worth = sum(points[c] for c in pile) + 0.3 * n
+        card, best = None, 0.5
+        if n:
+            top = pile[-1][0]
+            for c in hand:
+                r = c[0]
+                if r == top:
+                    value = worth + (10 if n == 1 else 0) + 1
+                elif r == "J":
+                    value = worth + (_jack_xeri_value(pile[0], jack_xeri) if n == 1 else 0) - 3
+                else:
+                    continue
+                if value > best:
+                    card, best = c, value
         if card is None:
-            card = hand[int(rand() * len(hand))]
+            other = hands[1 - seat]
+            ranks = {c[0] for c in other}
+            has_jack = "J" in ranks
+            card, low = None, None
+            for c in hand:
+                r = c[0]
+                given = 0.0
+                if r in ranks:
+                    given = worth + points[c] + (10 if n == 0 else 0)
+                elif has_jack:
+                    given = worth + points[c] + (_jack_xeri_value(c, jack_xeri) if n == 0 else 0)
+                # Keep jacks: each one is a later capture or xeri.
+                cost = given + (4 if r == "J" else 0) + points[c] * 0.3 + 0.1 * rand()
+                if low is None or cost < low:
+                    card, low = c, cost
         state._play(seat, card)
 
 
-def xeri_random(state, rng: random.Random, stop_at_round_end: bool) -> None:
-    """Uniformly random Xeri plays, without action lists; stops at the round's end if asked."""
+def _jack_xeri_value(lone: str, jack_xeri: str) -> int:
+    """Points of a xeri that a jack makes on the lone card `lone`."""
+    if jack_xeri == "any_jack_20" or lone[0] == "J":
+        return 20
+    return 10 if jack_xeri == "jack_on_jack_20" else 0
+
+
+def xeri_random(state, rng: random.Random, stop_at_round_end: bool,
+                plies: int | None = None) -> None:
+    """Uniformly random Xeri plays, without action lists; stops after `plies` plays or at the
+    round's end if asked."""
     rand = rng.random
     hands = state.hands
     start_round = state.round
-    while state.current >= 0:
+    left = -1 if plies is None else plies
+    while state.current >= 0 and left:
+        left -= 1
         if stop_at_round_end and state.round != start_round:
             return
         hand = hands[state.current]
@@ -164,10 +204,43 @@ def _bfc_lay_bonus(card: str) -> float:
     return 0.0
 
 
+# -- Crosswalk ---------------------------------------------------------------------------------------
+
+# A pawn ends where its colour's last card put it: a high card earns its own number, a low card
+# against a high lead earns the gap, so the extremes make good last cards and middles go first.
+_CROSSWALK_KEEP = {n: max(n, 10 - n) + 0.1 * n for n in range(1, 11)}
+
+
+def crosswalk_policy(state, seat: int, legal: list, rng: random.Random) -> JSON:
+    """Crosswalk playout rule: usually play the card least worth keeping as a last card (a middle
+    number), else a random one (absolute movement; relative movement plays at random)."""
+    if rng.random() < 0.25 or state.options.movement != "absolute":
+        return legal[int(rng.random() * len(legal))]
+    keep = _CROSSWALK_KEEP
+    return min(legal, key=lambda a: keep[int(a["card"][1:])])
+
+
+def xeri_bonus(state) -> list[float]:
+    """What a Xeri position holds beyond its points: captured cards (toward the 3-point most-cards
+    bonus) and jacks in hand (each a later capture or xeri)."""
+    n = state.ncaptured
+    jacks = [sum(1 for c in hand if c[0] == "J") for hand in state.hands]
+    return [0.12 * n[s] + 2.0 * jacks[s] for s in (0, 1)]
+
+
 PROFILES: dict[str, Profile] = {
-    "xeri": Profile(stop_at_round_end=True, scale=12.0, fast=xeri_fast),
+    "xeri": Profile(stop_at_round_end=True, scale=8.0, fast=xeri_fast, horizon=8,
+                    bonus=xeri_bonus),
     "crossfire": Profile(stop_at_round_end=False, scale=3.0),
     "crosswalk": Profile(stop_at_round_end=True, scale=40.0),
+    "battlefield_cribbage": Profile(stop_at_round_end=True, scale=12.0),
+}
+
+# The same with the rule-based playout policies: cheaper per decision than the games' own random
+# play is not the point, they are slower, and in short tests they were not yet clearly stronger.
+POLICY_PROFILES: dict[str, Profile] = {
+    **PROFILES,
+    "crosswalk": Profile(stop_at_round_end=True, scale=40.0, policy=crosswalk_policy),
     "battlefield_cribbage": Profile(stop_at_round_end=True, scale=12.0, policy=bfc_policy),
 }
 
@@ -177,8 +250,10 @@ RANDOM_PROFILES: dict[str, Profile] = {
 
 
 def profile_for(game: str, kind: str = "tuned") -> Profile:
-    """The profile of `game`: "tuned" (the defaults above) or "random" (whole-game random
-    playouts, rank rewards: plain ISMCTS)."""
+    """The profile of `game`: "tuned" (the defaults above), "policy" (with the rule-based
+    playout policies) or "random" (whole-game random playouts, rank rewards: plain ISMCTS)."""
+    if kind == "policy":
+        return POLICY_PROFILES.get(game, Profile())
     if kind == "random":
         return RANDOM_PROFILES.get(game, Profile(stop_at_round_end=False, rank_weight=1.0))
     return PROFILES.get(game, Profile())
