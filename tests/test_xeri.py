@@ -515,8 +515,8 @@ def test_bad_options_name_the_option(raw, name):
         new_game("xeri", raw, 2, 0)
 
 
-@pytest.mark.parametrize("seats", [1, 3, 4])
-def test_only_two_seats(seats):
+@pytest.mark.parametrize("seats", [1, 3, 5])
+def test_two_or_four_seats_only(seats):
     with pytest.raises(GameOptionsError, match=str(seats)):
         new_game("xeri", {}, seats, 0)
 
@@ -634,3 +634,72 @@ def test_from_position_forgets_the_seed_deals_rejected_piles():
     )
     assert position.observation(0)["redeals"] == []
     assert position.hidden_from(0) == set(opponent)
+
+
+# -- cached observations (issue 13) ---------------------------------------------------------------
+
+def test_observations_leave_the_options_to_game_start():
+    for seat, obs in ((s, new_game("xeri", {"rounds": 3}, 2, 4).observation(s)) for s in (0, 1)):
+        assert "options" not in obs and obs["seat"] == seat
+
+
+@pytest.mark.parametrize("options", [{}, {"dealer_rotation": "per_deal", "tiebreak": "extra_round",
+                                          "target_score": 60}])
+def test_cached_encoding_follows_the_game_and_its_clones(options):
+    rng = random.Random(2)
+    game = new_game("xeri", options, 2, 8)
+    clones = []
+    while not game.is_over():
+        seat = game.to_act()[0]
+        for s in (0, 1):
+            assert json.loads(game.observation_json(s)) == game.observation_from_scratch(s)
+        if rng.random() < 0.05:
+            clones.append(game.clone())
+        for clone in clones:
+            if not clone.is_over():
+                s = clone.to_act()[0]
+                clone.apply({s: rng.choice(clone.legal_actions(s))})
+                assert json.loads(clone.observation_json(s)) == clone.observation_from_scratch(s)
+        game.apply({seat: rng.choice(game.legal_actions(seat))})
+    assert json.loads(game.observation_json(0)) == game.observation(0)
+    assert game.observation(0)["round_results"] == game.round_results
+
+
+def test_observation_is_the_callers_own():
+    game = new_game("xeri", {}, 2, 3)
+    for card in list(game.hands[game.to_act()[0]])[:1]:
+        play(game, card)
+    obs = game.observation(0)
+    obs["history"][0]["card"] = "XX"
+    obs["pile"].append("XX")
+    obs["my_hand"].clear()
+    again = game.observation(0)
+    assert again["history"][0]["card"] != "XX" and "XX" not in again["pile"] and again["my_hand"]
+    assert json.loads(game.observation_json(0)) == again
+
+
+@pytest.mark.parametrize("options", [{}, {"jack_xeri": "jack_on_jack_20", "ten_of_diamonds": 3}])
+def test_from_observation_takes_the_options_of_game_start(options):
+    game = new_game("xeri", options, 2, 12)
+    rng = random.Random(3)
+    for _ in range(30):
+        seat = game.to_act()[0]
+        game.apply({seat: rng.choice(game.legal_actions(seat))})
+    for seat in (0, 1):
+        obs = game.observation(seat)
+        rebuilt = XeriState.from_observation(obs, make_options("xeri", options).model_dump())
+        assert rebuilt.options == game.options
+        assert rebuilt.observation(seat) == obs
+        assert json.loads(rebuilt.observation_json(seat)) == obs
+        assert rebuilt.legal_actions(seat) == game.legal_actions(seat)
+
+
+def test_the_inline_shuffle_keeps_every_seeds_deal():
+    from arena.games.xeri import _shuffle
+
+    for seed in range(500):
+        for n in (52, 40, 28, 2, 1, 0):
+            expected, got = DECK[:n], DECK[:n]
+            random.Random(seed).shuffle(expected)
+            _shuffle(random.Random(seed), got)
+            assert got == expected

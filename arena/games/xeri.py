@@ -1,7 +1,12 @@
-"""Xeri: the two-player Greek fishing game (take the pile by matching its top card or with a jack).
+"""Xeri: the Greek fishing game (take the pile by matching its top card or with a jack).
 
-The rules as implemented are described for bot authors in seeds/xeri.md. A game is a series of rounds; each round deals the whole 52-card deck (a 4-card
-starting pile plus four deals of 6 cards to each player) and is scored on its own.
+The rules as implemented are described for bot authors in seeds/xeri.md. A game is a series of
+rounds; each round deals the whole 52-card deck (a 4-card starting pile plus deals of 6 cards to
+each player: four deals with two players) and is scored on its own.
+
+Observations are built from parts cached as the game goes: the growing lists (this round's plays and
+xeris, the rejected piles, the round results) keep their JSON encoding, extended lazily with the
+entries added since the last observation, so an observation's cost does not grow with the game.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+import orjson
 from pydantic import Field
 
 from arena.cards import RANKS, SUITS, derive_seed, standard_deck
@@ -30,6 +36,24 @@ MAX_EXTRA_ROUNDS = 4
 MIN_LEADER_GAIN_PER_ROUND = 11
 
 _SORT_KEY = {c: RANKS.index(c[0]) * 4 + SUITS.index(c[1]) for c in DECK}
+PARTNERS = [[0, 2], [1, 3]]
+
+
+# Per list length, the steps of its shuffle from the end: position i and the random bits drawn to
+# pick one of the positions 0..i, (i + 1).bit_length().
+_SHUFFLE_STEPS = {n: [(i, (i + 1).bit_length()) for i in range(n - 1, 0, -1)] for n in range(53)}
+
+
+def _shuffle(rng: random.Random, cards: list[str]) -> None:
+    """Shuffle `cards` in place exactly as rng.shuffle does on CPython 3.11, in a quarter of the time."""
+    # The same Fisher-Yates draws as random.shuffle (rejection-sampled getrandbits), so every seed
+    # keeps its deals and stored games replay; the speed comes from skipping a call per card.
+    getrandbits = rng.getrandbits
+    for i, bits in _SHUFFLE_STEPS[len(cards)]:
+        j = getrandbits(bits)
+        while j > i:
+            j = getrandbits(bits)
+        cards[i], cards[j] = cards[j], cards[i]
 
 
 def _card_points(ten_of_diamonds: int) -> dict[str, int]:
@@ -41,9 +65,38 @@ def _card_points(ten_of_diamonds: int) -> dict[str, int]:
 
 _POINTS = {2: _card_points(2), 3: _card_points(3)}
 
+# Encoded pieces of history entries, built once: a play is encoded by joining a few of them.
+_CARD_JSON = {c: orjson.dumps(c) for c in DECK}
+_PLAIN_ENTRY = [{c: b'{"seat":%d,"card":"%s","captured":null,"xeri":0}' % (s, c.encode())
+                 for c in DECK} for s in range(4)]
+_CAPTURE_HEAD = [{c: b'{"seat":%d,"card":"%s","captured":[' % (s, c.encode()) for c in DECK}
+                 for s in range(4)]
+
+
+def _appended(open_array: bytes, entries: list[bytes]) -> bytes:
+    """An encoded JSON array left open (no closing bracket) with encoded `entries` appended."""
+    if len(open_array) > 1:
+        return b"".join((open_array, b",", b",".join(entries)))
+    return open_array + b",".join(entries)
+
+
+# Pieces of the encoded observation. Counts and round points stay below 1024 (52 cards, at most 26
+# xeris of 20 plus the card points), so their encodings are looked up.
+_NUM = [b"%d" % i for i in range(1024)]
+_SEAT_OR_NULL = [b"null", b"0", b"1", b"2", b"3"]
+_OBS_HEAD = [b'{"game":"xeri","seat":%d,' % s for s in range(4)]
+_TEAM_PARTNER = [b'"team":%d,"partner":%d,"hand_counts":[' % (s & 1, (s + 2) % 4) for s in range(4)]
+
+
+def _history_entry_json(seat: int, card: str, taken: tuple[str, ...] | None, value: int) -> bytes:
+    if taken is None:
+        return _PLAIN_ENTRY[seat][card]
+    cards = b",".join([_CARD_JSON[c] for c in taken])
+    return b"".join((_CAPTURE_HEAD[seat][card], cards, b'],"xeri":', str(value).encode(), b"}"))
+
 
 class XeriOptions(GameOptions):
-    """Xeri options (spec §11); the 4-player partnership form is not part of the game."""
+    """Xeri options (spec §11); the 4-player partnership form is the game with four seats."""
 
     rounds: int = Field(
         2, ge=1, le=100,
@@ -94,10 +147,10 @@ class XeriState(GameState):
     game_type = GameType(
         name="xeri",
         title="Xeri",
-        seat_counts=(2,),
+        seat_counts=(2, 4),
         options_model=XeriOptions,
         summary="Greek fishing game: take the pile by matching its top card or with a jack; "
-        "taking a lone card is a xeri worth 10 or 20.",
+        "taking a lone card is a xeri worth 10 or 20. Two players, or four in two partnerships.",
         variants=(
             {"jack_xeri": "pisti_equal_rank_only", "xeri_on_last_card": False,
              "ten_of_diamonds": 3},
@@ -108,18 +161,25 @@ class XeriState(GameState):
         ),
     )
 
+    options: XeriOptions
+
     def __init__(self, options: XeriOptions, num_seats: int, seed: int):
         super().__init__(options, num_seats, seed)
+        self.n = num_seats
         self._points = _POINTS[options.ten_of_diamonds]
         # The game RNG is used only here: each round shuffles with an RNG seeded from deal_seed and
         # the round number, so clone() can share the RNG instead of copying its large state.
-        self.first_dealer = self.rng.randrange(2)
+        self.first_dealer = self.rng.randrange(num_seats)
         self.deal_seed = self.rng.getrandbits(63)
+        # Scores, captured piles and their counts belong to sides: side = seat % 2, which with two
+        # seats is the seat itself and with four pairs partners 0+2 and 1+3.
         self.totals = [0, 0]
         self.round_results: list[dict] = []
+        self._results_json = b"["
+        self._results_done = 0
         self.extra_rounds = 0
         self.round = -1
-        self.hands: list[list[str]] = [[], []]
+        self.hands: list[list[str]] = [[] for _ in range(num_seats)]
         self.pile: list[str] = []
         self.stock: list[str] = []
         self.captured: list[list[str]] = [[], []]
@@ -128,9 +188,9 @@ class XeriState(GameState):
     # -- round mechanics ------------------------------------------------------------------------
     def _start_round(self) -> None:
         self.round += 1
-        # Each round's first dealer alternates even under per_deal (4 deals per round would
-        # otherwise give the same seat the first lead of every round).
-        self.round_dealer = self.first_dealer ^ (self.round & 1)
+        # Each round's first dealer moves one seat on even under per_deal (the deals of a round
+        # would otherwise give the same seat the first lead of every round).
+        self.round_dealer = (self.first_dealer + self.round) % self.n
         self.dealer = self.round_dealer
         self.deal_in_round = 0
         self.captured = [[], []]
@@ -144,16 +204,25 @@ class XeriState(GameState):
         # Redeals happen right here, so one RNG per round serves them and is then dropped.
         rng = random.Random(derive_seed("xeri", self.deal_seed, self.round))
         stock = list(DECK)
-        rng.shuffle(stock)
+        _shuffle(rng, stock)
         self.stock = stock  # the next card dealt is the last element
         self._deal_hands()
         pile = [stock.pop() for _ in range(PILE_SIZE)]
         while self._must_redeal(pile):
             self.redeals.append(tuple(pile))
             stock.extend(pile)
-            rng.shuffle(stock)
+            _shuffle(rng, stock)
             pile = [stock.pop() for _ in range(PILE_SIZE)]
         self.pile = pile
+        self._reset_round_json()
+
+    def _reset_round_json(self) -> None:
+        """Forget the encoded lists of the round (history, xeris, redeals): they start again."""
+        self._history_json = b"["
+        self._history_done = 0
+        self._xeri_json = b"["
+        self._xeri_done = 0
+        self._deal_json = b""
 
     def _must_redeal(self, pile: list[str]) -> bool:
         top = pile[-1][0]
@@ -164,15 +233,18 @@ class XeriState(GameState):
         return len({c[0] for c in pile}) < len(pile)
 
     def _deal_hands(self) -> None:
-        """Six cards to the non-dealer, then six to the dealer; the non-dealer leads."""
+        """Six cards to each seat from the dealer's left round to the dealer, who deals last; the
+        seat on the dealer's left leads."""
         stock = self.stock
-        leader = 1 - self.dealer
-        for seat in (leader, self.dealer):
+        n = self.n
+        dealer = self.dealer
+        for k in range(1, n + 1):
             hand = stock[-HAND_SIZE:]
             del stock[-HAND_SIZE:]
             hand.sort(key=_SORT_KEY.__getitem__)
-            self.hands[seat] = hand
-        self.current = leader
+            self.hands[(dealer + k) % n] = hand
+        self.current = (dealer + 1) % n
+        self._deal_json = b""  # the dealer, deal and stock count in observations change
 
     def _play(self, seat: int, card: str) -> None:
         hands = self.hands
@@ -181,31 +253,32 @@ class XeriState(GameState):
         n = len(pile)
         rank = card[0]
         if n and (rank == "J" or pile[-1][0] == rank):
-            last_play = not self.stock and not hands[0] and not hands[1]
+            side = seat & 1
             value = 0
-            if n == 1 and not (last_play and not self.options.xeri_on_last_card):
+            if n == 1 and (self.options.xeri_on_last_card or self.stock or any(hands)):
                 value = self._xeri_value(pile[0], card)
             taken = (*pile, card)
             if value:
                 self.xeris.append((seat, pile[0], card, value))
-                self.xeri_pts[seat] += value
+                self.xeri_pts[side] += value
             else:
-                self.captured[seat].extend(taken)
+                self.captured[side].extend(taken)
             points = self._points
-            self.card_pts[seat] += sum(points[c] for c in taken)
-            self.ncaptured[seat] += n + 1
+            self.card_pts[side] += sum([points[c] for c in taken])
+            self.ncaptured[side] += n + 1
             self.last_capturer = seat
             self.pile = []
             self.history.append((seat, card, taken, value))
         else:
             pile.append(card)
             self.history.append((seat, card, None, 0))
-        if hands[0] or hands[1]:
-            self.current = 1 - seat
+        following = (seat + 1) % self.n
+        if hands[following]:
+            self.current = following
         elif self.stock:
             self.deal_in_round += 1
             if self.options.dealer_rotation == "per_deal":
-                self.dealer = 1 - self.dealer
+                self.dealer = (self.dealer + 1) % self.n
             self._deal_hands()
         else:
             self._end_round()
@@ -224,9 +297,10 @@ class XeriState(GameState):
         if taker < 0 and self.options.uncaptured_leftover == "dealer":
             taker = self.dealer
         if leftover and taker >= 0:
-            self.captured[taker].extend(self.pile)
-            self.card_pts[taker] += sum(self._points[c] for c in self.pile)
-            self.ncaptured[taker] += leftover
+            side = taker & 1
+            self.captured[side].extend(self.pile)
+            self.card_pts[side] += sum(self._points[c] for c in self.pile)
+            self.ncaptured[side] += leftover
             self.pile = []
         n0, n1 = self.ncaptured
         most = 0 if n0 > n1 else 1 if n1 > n0 else None
@@ -240,7 +314,7 @@ class XeriState(GameState):
             "captured_counts": list(self.ncaptured),
             "most_cards": most,
             "card_points": list(self.card_pts),
-            "xeri_counts": [sum(1 for x in self.xeris if x[0] == s) for s in (0, 1)],
+            "xeri_counts": [sum(1 for x in self.xeris if x[0] & 1 == s) for s in (0, 1)],
             "xeri_points": list(self.xeri_pts),
             "leftover": {"seat": taker if leftover and taker >= 0 else None, "count": leftover},
             "points": points,
@@ -248,6 +322,7 @@ class XeriState(GameState):
         }]
         self.card_pts = [0, 0]
         self.xeri_pts = [0, 0]
+        self._deal_json = b""  # the scores and round results in observations change
         over = self._regular_end_reached()
         if (over and self.totals[0] == self.totals[1] and self.options.tiebreak == "extra_round"
                 and self.extra_rounds < MAX_EXTRA_ROUNDS):
@@ -281,6 +356,12 @@ class XeriState(GameState):
         """The seat to play, or [] when the game is over."""
         return [] if self.current < 0 else [self.current]
 
+    def teams(self) -> list[list[int]]:
+        """Partners 0+2 and 1+3 in the partnership form, otherwise each seat alone."""
+        if self.n == 4:
+            return [list(t) for t in PARTNERS]
+        return [[0], [1]]
+
     def legal_actions(self, seat: int) -> list[JSON]:
         """One play action per card of the hand (hand order) for the seat to act."""
         if seat != self.current:
@@ -312,20 +393,86 @@ class XeriState(GameState):
         seat = self.current
         self._play(seat, actions[seat]["card"])
 
+    # -- observations ---------------------------------------------------------------------------
     def observation(self, seat: int) -> dict:
         """What `seat` sees: its hand, the table, this round's plays and past round results."""
-        return {
-            "game": "xeri",
-            "seat": seat,
-            **self._public(),
-            "my_hand": list(self.hands[seat]),
-            "opponent_hand_count": len(self.hands[1 - seat]),
-        }
+        # Every list and entry must be the caller's own (in-process bots may change them), and
+        # building them afresh costs less than decoding the cached encoding.
+        return self.observation_from_scratch(seat)
+
+    def observation_json(self, seat: int) -> bytes:
+        """observation(seat) as compact JSON, joined from cached encodings of its parts."""
+        history = self.history
+        done = self._history_done
+        if done < len(history):
+            self._history_json = _appended(self._history_json, [
+                _history_entry_json(*h) for h in history[done:]])
+            self._history_done = len(history)
+        if self._xeri_done < len(self.xeris):
+            self._encode_xeris()
+        deal = self._deal_json or self._encode_deal()
+        card_pts = self.card_pts
+        xeri_pts = self.xeri_pts
+        ncaptured = self.ncaptured
+        hands = self.hands
+        if self.n == 2:
+            tail = (b'],"my_hand":', orjson.dumps(hands[seat]), b',"opponent_hand_count":',
+                    _NUM[len(hands[1 - seat])], b"}")
+        else:
+            tail = (b'],"my_hand":', orjson.dumps(hands[seat]), b",", _TEAM_PARTNER[seat],
+                    b",".join([_NUM[len(h)] for h in hands]), b"]}")
+        return b"".join((
+            _OBS_HEAD[seat], deal,
+            b'"to_act":', _SEAT_OR_NULL[self.current + 1],
+            b',"round_points":[', _NUM[card_pts[0] + xeri_pts[0]], b",",
+            _NUM[card_pts[1] + xeri_pts[1]],
+            b'],"pile":', orjson.dumps(self.pile),
+            b',"captured_counts":[', _NUM[ncaptured[0]], b",", _NUM[ncaptured[1]],
+            b'],"xeri":', self._xeri_json,
+            b'],"last_capturer":', _SEAT_OR_NULL[self.last_capturer + 1],
+            b',"history":', self._history_json, *tail,
+        ))
+
+    def _encode_xeris(self) -> None:
+        self._xeri_json = _appended(self._xeri_json, [
+            orjson.dumps({"seat": s, "cards": [a, b], "value": v})
+            for s, a, b, v in self.xeris[self._xeri_done:]])
+        self._xeri_done = len(self.xeris)
+
+    def _encode_deal(self) -> bytes:
+        """The encoded observation keys that change only between deals (cached till the next)."""
+        results = self.round_results
+        if self._results_done < len(results):
+            self._results_json = _appended(self._results_json, [
+                orjson.dumps(r) for r in results[self._results_done:]])
+            self._results_done = len(results)
+        fixed = orjson.dumps({
+            "round": self.round,
+            "extra_round": self.extra_rounds > 0,
+            "dealer": self.dealer,
+            "round_dealer": self.round_dealer,
+            "deal_in_round": self.deal_in_round,
+            "scores": self.totals,
+            "stock_count": len(self.stock),
+            "redeals": self.redeals,
+        })
+        self._deal_json = b"".join(
+            (fixed[1:-1], b',"round_results":', self._results_json, b"],"))
+        return self._deal_json
+
+    def observation_from_scratch(self, seat: int) -> dict:
+        """observation(seat) built from the state alone, no cached encoding used."""
+        obs = {"game": "xeri", "seat": seat, **self._public(), "my_hand": list(self.hands[seat])}
+        if self.n == 2:
+            obs["opponent_hand_count"] = len(self.hands[1 - seat])
+        else:
+            obs["team"] = seat & 1
+            obs["partner"] = (seat + 2) % 4
+            obs["hand_counts"] = [len(h) for h in self.hands]
+        return obs
 
     def _public(self) -> dict:
-        opts = self.options
         return {
-            "options": opts.model_dump(),
             "round": self.round,
             # Extra rounds only ever come last, so once one has started every later round is one.
             "extra_round": self.extra_rounds > 0,
@@ -349,39 +496,42 @@ class XeriState(GameState):
         }
 
     def full_view(self) -> dict:
-        """Everything: both hands, the stock in dealing order, captured piles and dealing facts."""
+        """Everything: all hands, the stock in dealing order, captured piles and dealing facts."""
         return {
             "game": "xeri",
+            "options": self.options.model_dump(),
             **self._public(),
             "first_dealer": self.first_dealer,
             "extra_rounds": self.extra_rounds,
-            "hands": [list(self.hands[0]), list(self.hands[1])],
+            "hands": [list(h) for h in self.hands],
             "stock": self.stock[::-1],
             "captured": [list(self.captured[0]), list(self.captured[1])],
         }
 
     def scores(self) -> list[float]:
-        """Totals of finished rounds plus the card and xeri points of the round in progress."""
-        return [self.totals[s] + self.card_pts[s] + self.xeri_pts[s] for s in (0, 1)]
+        """Totals of finished rounds plus the card and xeri points of the round in progress (in
+        the partnership form each seat has its side's score)."""
+        side_scores = [self.totals[s] + self.card_pts[s] + self.xeri_pts[s] for s in (0, 1)]
+        return [side_scores[s & 1] for s in range(self.n)]
 
     def card_zones(self) -> dict[str, list[str]]:
-        """Hands, pile, stock, each seat's plain captured pile and each seat's xeri pile."""
-        zones = {
-            "hand_0": list(self.hands[0]),
-            "hand_1": list(self.hands[1]),
+        """Hands, pile, stock, each side's plain captured pile and each side's xeri pile."""
+        zones = {f"hand_{s}": list(h) for s, h in enumerate(self.hands)}
+        zones.update({
             "pile": list(self.pile),
             "stock": list(self.stock),
             "captured_0": list(self.captured[0]),
             "captured_1": list(self.captured[1]),
             "xeri_0": [],
             "xeri_1": [],
-        }
+        })
         for s, a, b, _ in self.xeris:
-            zones[f"xeri_{s}"] += [a, b]
+            zones[f"xeri_{s & 1}"] += [a, b]
         return zones
 
     def hidden_from(self, seat: int) -> set[str]:
-        """The other hands and the stock, except cards this seat saw in a rejected pile.
+        """The other hands (a partner's too) and the stock, except cards this seat saw in a
+        rejected pile.
 
         These are the cards an observation must not show; the cards whose place the seat cannot
         know (rejected pile cards included) are `unknown_deal(seat).cards`.
@@ -473,11 +623,11 @@ class XeriState(GameState):
     def clone(self) -> XeriState:
         """A cheap independent copy: the state mutated in place is copied, the rest is shared."""
         # Shared: options, the RNG (unused after construction), totals and round_results (replaced
-        # on change, never mutated), redeals (only built inside _start_round), and the tuples.
+        # on change, never mutated), redeals (only built inside _start_round), the tuples and the
+        # cached encodings (bytes, replaced when extended; each copy extends its own).
         new = object.__new__(XeriState)
         new.__dict__.update(self.__dict__)
-        hands = self.hands
-        new.hands = [hands[0][:], hands[1][:]]
+        new.hands = [h[:] for h in self.hands]
         new.pile = self.pile[:]
         new.stock = self.stock[:]
         captured = self.captured
@@ -491,15 +641,18 @@ class XeriState(GameState):
 
     # -- positions ------------------------------------------------------------------------------
     @classmethod
-    def from_observation(cls, obs: dict) -> XeriState:
-        """A state that `obs` describes exactly, the cards its seat cannot place put anywhere
+    def from_observation(cls, observation: dict, options: Mapping) -> XeriState:
+        """A state that `observation` describes exactly, given the game's `options` (as the
+        game_start message gives them); the cards its seat cannot place are put anywhere
         consistent (for search bots: determinize it before looking at hidden cards)."""
+        obs = observation
         seat = obs["seat"]
-        game = new_game("xeri", obs["options"], 2, 0)
+        n = len(obs["hand_counts"]) if "hand_counts" in obs else 2
+        game = new_game("xeri", options, n, 0)
         game.round = obs["round"]
         game.dealer = obs["dealer"]
         game.round_dealer = obs["round_dealer"]
-        game.first_dealer = game.round_dealer ^ (game.round & 1)
+        game.first_dealer = (game.round_dealer - game.round) % n
         game.deal_in_round = obs["deal_in_round"]
         game.current = -1 if obs["to_act"] is None else obs["to_act"]
         game.totals = list(obs["scores"])
@@ -516,29 +669,32 @@ class XeriState(GameState):
         game.captured = [[], []]
         for s, _, taken, value in game.history:
             if taken is not None and not value:
-                game.captured[s].extend(taken)
-        game.xeri_pts = [sum(v for s2, _, _, v in game.xeris if s2 == s) for s in (0, 1)]
+                game.captured[s & 1].extend(taken)
+        game.xeri_pts = [sum(v for s2, _, _, v in game.xeris if s2 & 1 == s) for s in (0, 1)]
         game.card_pts = [obs["round_points"][s] - game.xeri_pts[s] for s in (0, 1)]
-        hands: list[list[str]] = [[], []]
+        counts = obs["hand_counts"] if n == 4 else [
+            len(obs["my_hand"]) if s == seat else obs["opponent_hand_count"] for s in (0, 1)]
+        hands: list[list[str]] = [[] for _ in range(n)]
         hands[seat] = list(obs["my_hand"])
         game.hands = hands
-        game.stock = []
-        other = 1 - seat
-        # Any consistent placement will do: determinize re-deals it.
-        deal = HiddenDeal([])
+        # Any consistent placement will do: determinize re-deals it. Rejected pile cards go last,
+        # into the stock, since during a round's first deal they cannot be in a hand.
         known = set(hands[seat]) | set(game.pile)
         for s in (0, 1):
             known.update(game.captured[s])
         for _, x1, x2, _ in game.xeris:
             known.update((x1, x2))
-        deal.cards = [c for c in DECK if c not in known]
         rejected = {c for p in game.redeals for c in p}
-        first = sorted(deal.cards, key=lambda c: c in rejected)
-        n_opp = obs["opponent_hand_count"]
-        hands[other] = sorted(first[:n_opp], key=_SORT_KEY.__getitem__)
-        game.stock = first[n_opp:]
+        unplaced = sorted((c for c in DECK if c not in known), key=lambda c: c in rejected)
+        for other in range(n):
+            if other != seat:
+                hands[other] = sorted(unplaced[:counts[other]], key=_SORT_KEY.__getitem__)
+                del unplaced[:counts[other]]
+        game.stock = unplaced
         if len(game.stock) != obs["stock_count"]:
             raise ValueError("xeri: the observation does not account for every card")
+        game._reset_round_json()
+        game._results_json, game._results_done = b"[", 0
         return game
 
     @classmethod
@@ -600,6 +756,7 @@ class XeriState(GameState):
         game.last_capturer = -1 if last_capturer is None else last_capturer
         game.totals = list(totals)
         game.current = to_act
+        game._reset_round_json()
         return game
 
 
