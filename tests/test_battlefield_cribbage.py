@@ -666,6 +666,49 @@ def test_mutating_views_never_changes_the_game():
     assert {"reveal", "went_out", "show", "crib", "rounds"} <= seen
 
 
+def test_observation_leaves_options_to_game_start():
+    # Options travel once, in game_start: from_observation takes them beside the observation,
+    # and a crib_discard choice under hand_choice=free depends on them.
+    options = {"hand_choice": "free", "target": 61}
+    g = new_game(GAME, options, 3, 5)
+    rng = random.Random(5)
+    while g.phase != "crib_discard":
+        _advance(g, rng, 1)
+    seat = g.cur
+    obs = g.observation(seat)
+    assert "options" not in obs and "options" not in json.loads(g.observation_json(seat))
+    start = g.options.model_dump(mode="json")
+    rebuilt = BattlefieldCribbageState.from_observation(obs, start)
+    assert rebuilt.observation(seat) == obs
+    assert rebuilt.legal_actions(seat) == g.legal_actions(seat) == [
+        {"type": "crib_discard", "slot": k} for k in range(5)]
+    assert g.full_view()["options"] == g.options.model_dump()
+
+
+def test_encoded_observation_follows_the_game_and_ignores_callers_changes():
+    # observation_json reuses encoded history, round summaries and hands: it must follow every
+    # step and round, and neither scribbling over views or actions nor a clone's or a
+    # determinized copy's moves may reach it.
+    g = new_game(GAME, {"target": 61}, 2, 33)
+    rng = random.Random(33)
+    rounds_seen = 0
+    while not g.is_over():
+        for seat in range(2):
+            assert json.loads(g.observation_json(seat)) == g.observation(seat)
+            scribble(g.observation(seat))
+        seat = g.to_act()[0]
+        legal = g.legal_actions(seat)
+        scribble(g.legal_actions(seat))
+        assert g.legal_actions(seat) == legal
+        for copy in (g.clone(), g.determinize(seat, random.Random(len(g.log)))):
+            _advance(copy, random.Random(7), 5)
+            assert json.loads(copy.observation_json(seat)) == copy.observation(seat)
+        assert json.loads(g.observation_json(seat)) == g.observation_from_scratch(seat)
+        g.apply({seat: rng.choice(legal)})
+        rounds_seen = max(rounds_seen, len(json.loads(g.observation_json(0))["rounds"]))
+    assert rounds_seen >= 2 and json.loads(g.observation_json(1)) == g.observation(1)
+
+
 # -- information model -----------------------------------------------------------------------------
 
 def test_drawn_card_seen_only_by_drawer_and_face_down_never():

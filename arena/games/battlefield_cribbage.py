@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+import orjson
 from pydantic import Field, field_validator
 
 from arena.cards import JOKER, derive_seed, standard_deck
@@ -47,6 +48,16 @@ MAX_ROUNDS = 500
 _PIP = {c: pip(c) for c in DECK}
 _STANDOFF_K = re.compile(r"max_line_takes_without_draw:([1-9][0-9]{0,5})")
 _REVEAL_PAIRS = [(a, b) for a in range(HAND) for b in range(a + 1, HAND)]
+# Every action there is, as shared objects that apply() compares against and legal_actions()
+# copies (never hands out): validating an action then builds no dict.
+_DRAW = {"type": "draw"}
+_FLIP = {"type": "flip_common"}
+_PLACE = {"type": "place_drawn"}
+_TAKE = [{"type": "take_line", "replace_slot": k} for k in range(HAND)]
+_REPLACE = [{"type": "replace", "slot": k} for k in range(HAND)]
+_AFTER_DRAW = [_PLACE, *_REPLACE]
+_REVEAL = {(a, b): {"type": "reveal", "slots": [a, b]} for a, b in _REVEAL_PAIRS}
+_CRIB = [{"type": "crib_discard", "slot": k} for k in range(HAND)]
 # (slot, index into hand) of each seat's slots, for building the hands of a view.
 _SLOTS = [tuple((k, s * HAND + k) for k in range(HAND)) for s in range(max(CRIB_DOWN.keys()))]
 # The list-valued fields of each kind of event: views copy these lists, and only these, so that a
@@ -58,6 +69,12 @@ _LIST_KEYS = {
     "show": ("cards",),
     "crib": ("cards",),
 }
+
+
+def _encode_tail(encoded: bytes, items: Sequence, done: int) -> bytes:
+    """`encoded` (the comma-joined JSON of items[:done]) extended with the JSON of the rest."""
+    tail = b",".join([orjson.dumps(item) for item in items[done:]])
+    return encoded + b"," + tail if encoded else tail
 
 
 class _GameOver(Exception):
@@ -218,6 +235,10 @@ class BattlefieldCribbageState(GameState):
         self.score_keys = (
             ("team0", "team1") if options.team_mode else tuple(f"p{s}" for s in range(n))
         )
+        self._teams_json = orjson.Fragment(orjson.dumps(self.teams()))
+        # Per seat: (its slot cards, its face-up flags, the encoded hand of its view) as last
+        # encoded; a move changes one seat's hand at most, so the others' encodings are reused.
+        self._hands_json: list[tuple[list, list, bytes] | None] = [None] * n
         # The RNG is used only here; every round's shuffle comes from a seed drawn now, so clone()
         # need not copy the RNG state (which costs more than the rest of the state together).
         self.first_dealer = self.rng.randrange(n)
@@ -230,6 +251,11 @@ class BattlefieldCribbageState(GameState):
         self.end_reason: str | None = None
         # Summaries of finished rounds, oldest first; a tuple, so clones share it.
         self.rounds_log: tuple[dict, ...] = ()
+        # The comma-joined JSON of rounds_log[:_rounds_done] (and of log[:_log_done], reset with
+        # each round's log): each entry is encoded once, by the first observation_json after it
+        # is logged, never during rollouts. Bytes, so clones share them.
+        self._rounds_json = b""
+        self._rounds_done = 0
         # The finished round's event log and its list fields (see log_lists), kept for replays and
         # tests (full_view only); never appended to again, so clones share them.
         self.prev_log: list[dict] = []
@@ -263,6 +289,8 @@ class BattlefieldCribbageState(GameState):
         self.snaps: set[tuple] = set()
         self.takes = 0
         self.show_queue: list[int] = []
+        # The crib_discard choices of the seat showing (None when not known yet).
+        self._show_slots: list[int] | None = None
         self.gain = [0] * len(self.pts)
         self.ceasefire = False
         # Public events of this round, oldest first. An event is never changed once logged, so
@@ -270,6 +298,8 @@ class BattlefieldCribbageState(GameState):
         # list fields, which views must copy.
         self.log: list[dict] = []
         self.log_lists: list[tuple[int, tuple[str, ...]]] = []
+        self._log_json = b""
+        self._log_done = 0
 
     def _deal(self) -> bool:
         """Deal a new round; False if it is a cease-fire (already scored), True if play starts."""
@@ -330,6 +360,12 @@ class BattlefieldCribbageState(GameState):
             self.dealer = (self.dealer + 1) % self.n
             if self._deal():
                 return
+
+    def _set_rounds_log(self, summaries: tuple[dict, ...]) -> None:
+        """Replace the round summaries (their encoding starts over)."""
+        self.rounds_log = summaries
+        self._rounds_json = b""
+        self._rounds_done = 0
 
     def _finish(self, reason: str) -> None:
         self.over = True
@@ -506,6 +542,8 @@ class BattlefieldCribbageState(GameState):
                 self.up[i] = True
             slots = self._discard_slots(seat)
             if len(slots) > 1:
+                # Kept for legal_actions: the show's slots depend on face-up cards only.
+                self._show_slots = slots
                 self.phase = "crib_discard"
                 self.cur = seat
                 return
@@ -520,6 +558,8 @@ class BattlefieldCribbageState(GameState):
         self._next_round()
 
     def _discard(self, seat: int, slot: int) -> None:
+        """The seat's show: `slot` goes to the crib, the other four are scored."""
+        self._show_slots = None
         base = seat * HAND
         five = self.hand[base:base + HAND]
         card = five[slot]
@@ -540,30 +580,40 @@ class BattlefieldCribbageState(GameState):
 
     def legal_actions(self, seat: int) -> list[JSON]:
         """Actions of `seat` now, in a fixed order (spec §15 encoding)."""
+        if self.phase == "reveal":
+            # The only action with a list inside, which must be the caller's own too.
+            return [{"type": "reveal", "slots": a["slots"][:]} for a in self._legal(seat)]
+        return [a.copy() for a in self._legal(seat)]
+
+    def _legal(self, seat: int) -> list[dict]:
+        """The legal actions of `seat` as the shared action objects (not to be handed out)."""
         if self.over or seat != self.cur:
             return []
         phase = self.phase
         if phase == "main":
             npile = len(self.pile)
             if self.forced:
-                return [{"type": "draw"}] if npile >= 3 else [{"type": "flip_common"}]
-            acts: list[JSON] = [{"type": "draw"}] if npile >= 3 else []
+                return [_DRAW] if npile >= 3 else [_FLIP]
+            acts = [_DRAW] if npile >= 3 else []
             if self.line:
-                acts.extend({"type": "take_line", "replace_slot": k} for k in range(HAND))
+                acts.extend(_TAKE)
             if npile == 2:
-                acts.append({"type": "flip_common"})
+                acts.append(_FLIP)
             return acts
         if phase == "after_draw":
-            return [{"type": "place_drawn"}] + [{"type": "replace", "slot": k} for k in range(HAND)]
+            return _AFTER_DRAW
         if phase == "reveal":
             base = seat * HAND
             up = self.up
             return [
-                {"type": "reveal", "slots": [a, b]}
-                for a, b in _REVEAL_PAIRS if not up[base + a] and not up[base + b]
+                _REVEAL[pair] for pair in _REVEAL_PAIRS
+                if not up[base + pair[0]] and not up[base + pair[1]]
             ]
         if phase == "crib_discard":
-            return [{"type": "crib_discard", "slot": k} for k in self._discard_slots(seat)]
+            slots = self._show_slots
+            if slots is None:  # a state built from an observation
+                slots = self._show_slots = self._discard_slots(seat)
+            return [_CRIB[k] for k in slots]
         return []
 
     def apply(self, actions: Mapping[int, JSON]) -> None:
@@ -579,7 +629,7 @@ class BattlefieldCribbageState(GameState):
                 seat=(extra or [seat])[0],
             )
         action = actions[seat]
-        if action not in self.legal_actions(seat):
+        if action not in self._legal(seat):
             raise IllegalActionError(
                 f"illegal action for seat {seat}: {action!r}", seat=seat, action=action
             )
@@ -721,24 +771,26 @@ class BattlefieldCribbageState(GameState):
             self.pending = placed["pending_drawn"][0]
 
     @classmethod
-    def from_observation(cls, obs: dict) -> BattlefieldCribbageState:
-        """A state that `obs` describes exactly, the cards its seat cannot place put anywhere
-        consistent (for search bots: determinize it before looking at hidden cards).
+    def from_observation(cls, observation: dict, options: Mapping) -> BattlefieldCribbageState:
+        """A state that `observation` describes exactly, under `options` (as game_start gives
+        them), the cards its seat cannot place put anywhere consistent (for search bots:
+        determinize it before looking at hidden cards).
 
         Not in an observation, so approximated: the stand-off snapshots of earlier dealer turns
         (none) and this round's points per side (zero; they only feed the round summary).
         """
         from arena.games import new_game
 
+        obs = observation
         n = obs["num_players"]
-        state = new_game("battlefield_cribbage", obs["options"], n, 0)
+        state = new_game("battlefield_cribbage", dict(options), n, 0)
         state.round = obs["round"]
         state.dealer = obs["dealer"]
         state.over = obs["game_over"]
         state.end_reason = obs["end_reason"]
         state.pts = [obs["scores"][k] for k in state.score_keys]
-        state.rounds_log = tuple(
-            {**r, "points": list(r["points"])} for r in obs["rounds"])
+        state._set_rounds_log(tuple(
+            {**r, "points": list(r["points"])} for r in obs["rounds"]))
         state.prev_log, state.prev_log_lists = [], []
         state._reset_round_state()
         state.phase = obs["phase"]
@@ -828,17 +880,36 @@ class BattlefieldCribbageState(GameState):
                 skunk = "single"
         return winners, skunk
 
-    def _public(self, view: dict) -> dict:
-        """Add what every seat sees to `view` (which holds the leading keys) and return it."""
-        n = self.n
+    def _seat_hand(self, seat: int) -> list[dict]:
+        """The seat's slots as every view shows them: face-down cards as None, shown slots left out."""
         hand, up = self.hand, self.up
+        return [{"slot": k, "card": hand[i] if up[i] else None} for k, i in _SLOTS[seat]
+                if hand[i] is not None]
+
+    def _hands_fragment(self) -> orjson.Fragment:
+        """The encoded hands of a view, each seat's re-encoded only when its slots changed."""
+        hand, up, cache = self.hand, self.up, self._hands_json
+        parts = []
+        for seat in range(self.n):
+            base = seat * HAND
+            cards, faces = hand[base:base + HAND], up[base:base + HAND]
+            entry = cache[seat]
+            if entry is None or entry[0] != cards or entry[1] != faces:
+                entry = cache[seat] = (cards, faces, orjson.dumps(self._seat_hand(seat)))
+            parts.append(entry[2])
+        return orjson.Fragment(b"[" + b",".join(parts) + b"]")
+
+    def _public(self, view: dict, encoded: bool = False) -> dict:
+        """Add what every seat sees to `view` (which holds the leading keys) and return it,
+        all but this round's history and the round summaries (see _public_logs); `encoded` puts
+        cached encodings (orjson fragments) in place of the hands and teams."""
+        n = self.n
         over = self.over
         opts = self.options
         winners, skunk = self._winner_and_skunk()
         view["num_players"] = n
         view["team_mode"] = opts.team_mode
-        view["teams"] = self.teams()
-        view["options"] = self.options_json.copy()
+        view["teams"] = self._teams_json if encoded else self.teams()
         view["scores"] = dict(zip(self.score_keys, self.pts))
         view["score_list"] = self.scores()
         view["target"] = opts.target
@@ -846,11 +917,7 @@ class BattlefieldCribbageState(GameState):
         view["round"] = self.round
         view["to_act"] = None if over else self.cur
         view["phase"] = self.phase
-        view["hands"] = [
-            [{"slot": k, "card": hand[i] if up[i] else None} for k, i in slots
-             if hand[i] is not None]
-            for slots in _SLOTS[:n]
-        ]
+        view["hands"] = self._hands_fragment() if encoded else [self._seat_hand(s) for s in range(n)]
         view["line"] = self.line[:]
         view["line_total"] = self.total
         view["out_of_play"] = self.out[:]
@@ -868,6 +935,10 @@ class BattlefieldCribbageState(GameState):
         view["end_reason"] = self.end_reason
         view["winners"] = winners
         view["skunk"] = skunk
+        return view
+
+    def _public_logs(self, view: dict) -> dict:
+        """Add this round's history and the round summaries to `view`, as fresh copies."""
         view["history"] = self._copy_log(self.log, self.log_lists)
         rounds = list(map(dict.copy, self.rounds_log))
         for summary in rounds:
@@ -877,13 +948,37 @@ class BattlefieldCribbageState(GameState):
 
     def observation(self, seat: int) -> dict:
         """What `seat` sees: every face-up card, counts of hidden ones, its own drawn card."""
-        obs = self._public({"game": "battlefield_cribbage", "seat": seat})
+        obs = self._public_logs(self._public({"game": "battlefield_cribbage", "seat": seat}))
         obs["pending_drawn_card"] = self.pending if self.cur == seat else None
         return obs
 
+    def observation_json(self, seat: int) -> bytes:
+        """observation(seat) as compact JSON, the history and round summaries from their cached
+        encoding (only entries logged since the last call are encoded)."""
+        log = self.log
+        if self._log_done < len(log):
+            self._log_json = _encode_tail(self._log_json, log, self._log_done)
+            self._log_done = len(log)
+        rounds = self.rounds_log
+        if self._rounds_done < len(rounds):
+            self._rounds_json = _encode_tail(self._rounds_json, rounds, self._rounds_done)
+            self._rounds_done = len(rounds)
+        obs = self._public({"game": "battlefield_cribbage", "seat": seat}, encoded=True)
+        obs["history"] = orjson.Fragment(b"[" + self._log_json + b"]")
+        obs["rounds"] = orjson.Fragment(b"[" + self._rounds_json + b"]")
+        obs["pending_drawn_card"] = self.pending if self.cur == seat else None
+        return orjson.dumps(obs)
+
+    def observation_from_scratch(self, seat: int) -> dict:
+        """observation(seat), which copies the logged events and keeps no cache: only
+        observation_json does."""
+        return self.observation(seat)
+
     def full_view(self) -> dict:
         """Everything, face-down cards and the draw pile order included."""
-        view = self._public({"game": "battlefield_cribbage"})
+        view = self._public_logs(self._public({"game": "battlefield_cribbage"}))
+        # Replays read the options here (observations no longer carry them).
+        view["options"] = self.options_json.copy()
         hand, up = self.hand, self.up
         view["first_dealer"] = self.first_dealer
         view["hands_full"] = [
@@ -919,6 +1014,7 @@ class BattlefieldCribbageState(GameState):
         new.show_queue = self.show_queue[:]
         new.log = self.log[:]
         new.log_lists = self.log_lists[:]
+        new._hands_json = self._hands_json[:]
         return new
 
     # -- positions (tests and analysis) -----------------------------------------------------------
@@ -961,7 +1057,7 @@ class BattlefieldCribbageState(GameState):
         state.round = 1
         state.over = False
         state.end_reason = None
-        state.rounds_log = ()
+        state._set_rounds_log(())
         state.prev_log = []
         state.prev_log_lists = []
         state.dealer = dealer
