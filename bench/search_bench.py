@@ -2,10 +2,14 @@
 
     python bench/search_bench.py [--iterations N]
 
-For each game, one search from the state after a few random moves; the engine operations counted
-are determinize (each is one clone plus a re-deal), legal_actions and apply calls in the tree (the
-random rollout runs inside GameState.rollout, which games implement without action lists). The
-goal for Xeri is at least 2,000 iterations/s on one core.
+For each game, one search from the state after a few random moves, with each playout profile
+(arena.search.playouts): "random" (plain ISMCTS: whole-game random playouts, rank rewards),
+"tuned" (what the bots use: cut-offs at the round's end or a horizon, margin rewards, the Xeri
+playout rule) and "policy" (tuned plus the rule-based BFC and Crosswalk playouts). Rates are per
+second of CPU time (process time), so a busy shared machine slows them less than wall time
+would; CPU ms per move is what the configs' iteration budget costs. The engine operations counted
+are determinize (each is one clone plus a re-deal), legal_actions and apply calls in the tree. The
+goal for Xeri is at least 2,000 iterations/s on one core with random playouts.
 """
 
 from __future__ import annotations
@@ -43,31 +47,40 @@ def bench_determinize_playout(state, n: int = 2000) -> float:
     """Iterations/s of the bare determinize + rollout path (no tree)."""
     seat = state.to_act()[0]
     rng = random.Random(0)
-    started = time.perf_counter()
+    started = time.process_time()
     for _ in range(n):
         state.determinize(seat, rng).rollout(rng)
-    return n / (time.perf_counter() - started)
+    return n / max(1e-9, time.process_time() - started)
+
+
+# The iteration budget per move of each configs/search config (arena.search.bot factories).
+BUDGETS = {("xeri", 2): 600, ("crossfire", 2): 600, ("crosswalk", 2): 300, ("crosswalk", 4): 300,
+           ("battlefield_cribbage", 2): 250, ("battlefield_cribbage", 4): 200}
 
 
 def main() -> None:
-    """Print one line per game."""
+    """Print one line per game and profile."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=2000)
     args = parser.parse_args()
-    print(f"{'game':28} {'it/s':>8} {'det+playout/s':>14} {'det/it':>7} {'legal/it':>9} "
-          f"{'apply/it':>9}")
+    print(f"{'game':28} {'profile':8} {'it/s':>8} {'budget':>7} {'ms/move':>8} "
+          f"{'det+playout/s':>14} {'det/it':>7} {'legal/it':>9} {'apply/it':>9}")
     for name, seats, options in CASES:
         state = position(name, seats, options)
-        search = ISMCTS(iterations=args.iterations, seed=1)
-        started = time.perf_counter()
-        search.search(state, state.to_act()[0], random.Random(2))
-        rate = args.iterations / (time.perf_counter() - started)
-        ops = search.ops
-        it = max(1, ops["iterations"])
-        bare = bench_determinize_playout(state, max(200, args.iterations // 4))
         label = f"{name} {seats}p" + (" teams" if options.get("team_mode") else "")
-        print(f"{label:28} {rate:8.0f} {bare:14.0f} {ops['determinize'] / it:7.2f} "
-              f"{ops['legal_actions'] / it:9.2f} {ops['apply'] / it:9.2f}")
+        bare = bench_determinize_playout(state, max(200, args.iterations // 4))
+        for profile in ("random", "tuned", "policy"):
+            search = ISMCTS(iterations=args.iterations, seed=1, profile=profile)
+            started = time.process_time()
+            search.search(state, state.to_act()[0], random.Random(2))
+            rate = args.iterations / max(1e-9, time.process_time() - started)
+            ops = search.ops
+            it = max(1, ops["iterations"])
+            budget = BUDGETS[(name, seats)]
+            print(f"{label:28} {profile:8} {rate:8.0f} {budget:7d} {1000 * budget / rate:8.0f} "
+                  f"{bare if profile == 'random' else float('nan'):14.0f} "
+                  f"{ops['determinize'] / it:7.2f} {ops['legal_actions'] / it:9.2f} "
+                  f"{ops['apply'] / it:9.2f}")
 
 
 if __name__ == "__main__":
