@@ -4,7 +4,6 @@ the legal actions."""
 
 from __future__ import annotations
 
-import inspect
 import json
 import random
 from collections.abc import Mapping
@@ -16,14 +15,7 @@ from arena.search.ismcts import ISMCTS, action_key
 
 def state_from_observation(observation: dict, options: Mapping | None):
     """The game state an observation describes, built with the game's options from game_start."""
-    cls = get_game(observation["game"])
-    # Until every game takes the options as a second argument (protocol arena/2), the older
-    # one-argument form still reads them from the observation.
-    if len(inspect.signature(cls.from_observation).parameters) >= 2:
-        return cls.from_observation(observation, dict(options or {}))
-    if options is not None and "options" not in observation:
-        observation = {**observation, "options": dict(options)}
-    return cls.from_observation(observation)
+    return get_game(observation["game"]).from_observation(observation, dict(options or {}))
 
 
 class ISMCTSBot:

@@ -107,7 +107,7 @@ def xeri_fast(state, rng: random.Random, stop_at_round_end: bool, plies: int | N
                 if value > best:
                     card, best = c, value
         if card is None:
-            other = hands[1 - seat]
+            other = hands[(seat + 1) % len(hands)]
             ranks = {c[0] for c in other}
             has_jack = "J" in ranks
             card, low = None, None
@@ -225,7 +225,7 @@ def xeri_bonus(state) -> list[float]:
     bonus) and jacks in hand (each a later capture or xeri)."""
     n = state.ncaptured
     jacks = [sum(1 for c in hand if c[0] == "J") for hand in state.hands]
-    return [0.12 * n[s] + 2.0 * jacks[s] for s in (0, 1)]
+    return [0.12 * n[s % len(n)] + 2.0 * jacks[s] for s in range(len(jacks))]
 
 
 PROFILES: dict[str, Profile] = {
