@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ISMCTS as a subprocess bot (arena/1 protocol): needs the `arena` package importable.
+"""ISMCTS as a subprocess bot (arena/2 protocol): needs the `arena` package importable.
 
 Run it with Arena's interpreter (the manifest's `python3` must be one that has Arena installed).
 Usage: ismcts_bot.py [TIME_MS] [SEED] [ITERATIONS]; each move searches ITERATIONS iterations (no
