@@ -2,11 +2,14 @@
 
 The rules as implemented are described for bot authors in seeds/xeri.md. A game is a series of
 rounds; each round deals the whole 52-card deck (a 4-card starting pile plus deals of 6 cards to
-each player: four deals with two players) and is scored on its own.
+each player: four deals with two players, two with four) and is scored on its own. Four seats play
+the partnership form: partners 0+2 against 1+3 share captured piles and score (a seat's side is
+seat % 2, which with two seats is the seat itself).
 
 Observations are built from parts cached as the game goes: the growing lists (this round's plays and
-xeris, the rejected piles, the round results) keep their JSON encoding, extended lazily with the
-entries added since the last observation, so an observation's cost does not grow with the game.
+xeris, the round results) keep their JSON encoding, extended lazily with the entries added since the
+last observation (so rollouts pay nothing for it), and the keys that change only between deals are
+encoded once per deal; an observation's cost does not grow with the game.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ _POINTS = {2: _card_points(2), 3: _card_points(3)}
 _CARD_JSON = {c: orjson.dumps(c) for c in DECK}
 _PLAIN_ENTRY = [{c: b'{"seat":%d,"card":"%s","captured":null,"xeri":0}' % (s, c.encode())
                  for c in DECK} for s in range(4)]
+_PLAIN_NEXT_ENTRY = [{c: b"," + e for c, e in entries.items()} for entries in _PLAIN_ENTRY]
 _CAPTURE_HEAD = [{c: b'{"seat":%d,"card":"%s","captured":[' % (s, c.encode()) for c in DECK}
                  for s in range(4)]
 
@@ -82,10 +86,15 @@ def _appended(open_array: bytes, entries: list[bytes]) -> bytes:
 
 # Pieces of the encoded observation. Counts and round points stay below 1024 (52 cards, at most 26
 # xeris of 20 plus the card points), so their encodings are looked up.
+# Lists indexed by a seat or -1 (for "none") are looked up at seat + 1.
 _NUM = [b"%d" % i for i in range(1024)]
-_SEAT_OR_NULL = [b"null", b"0", b"1", b"2", b"3"]
 _OBS_HEAD = [b'{"game":"xeri","seat":%d,' % s for s in range(4)]
-_TEAM_PARTNER = [b'"team":%d,"partner":%d,"hand_counts":[' % (s & 1, (s + 2) % 4) for s in range(4)]
+_TO_ACT = [b'"to_act":%s,"round_points":[' % s for s in (b"null", b"0", b"1", b"2", b"3")]
+_LAST_CAPTURER = [b'],"last_capturer":%s,"history":' % s
+                  for s in (b"null", b"0", b"1", b"2", b"3")]
+_OPPONENT_COUNT = [b',"opponent_hand_count":%d}' % k for k in range(HAND_SIZE + 1)]
+_TEAM_PARTNER = [b',"team":%d,"partner":%d,"hand_counts":[' % (s & 1, (s + 2) % 4)
+                 for s in range(4)]
 
 
 def _history_entry_json(seat: int, card: str, taken: tuple[str, ...] | None, value: int) -> bytes:
@@ -165,7 +174,8 @@ class XeriState(GameState):
 
     def __init__(self, options: XeriOptions, num_seats: int, seed: int):
         super().__init__(options, num_seats, seed)
-        self.n = num_seats
+        # The seat on each seat's left, who plays next: play passes clockwise.
+        self._left = [(s + 1) % num_seats for s in range(num_seats)]
         self._points = _POINTS[options.ten_of_diamonds]
         # The game RNG is used only here: each round shuffles with an RNG seeded from deal_seed and
         # the round number, so clone() can share the RNG instead of copying its large state.
@@ -175,8 +185,10 @@ class XeriState(GameState):
         # seats is the seat itself and with four pairs partners 0+2 and 1+3.
         self.totals = [0, 0]
         self.round_results: list[dict] = []
-        self._results_json = b"["
-        self._results_done = 0
+        # Encoded JSON arrays left open (no closing bracket), with the number of entries they hold.
+        # Kept as tuples, replaced when extended: clones share them safely, and the instance stays
+        # within the 30 attributes for which CPython shares the key table (faster attribute access).
+        self._results_enc = (b"[", 0)
         self.extra_rounds = 0
         self.round = -1
         self.hands: list[list[str]] = [[] for _ in range(num_seats)]
@@ -190,7 +202,7 @@ class XeriState(GameState):
         self.round += 1
         # Each round's first dealer moves one seat on even under per_deal (the deals of a round
         # would otherwise give the same seat the first lead of every round).
-        self.round_dealer = (self.first_dealer + self.round) % self.n
+        self.round_dealer = (self.first_dealer + self.round) % self.num_seats
         self.dealer = self.round_dealer
         self.deal_in_round = 0
         self.captured = [[], []]
@@ -217,11 +229,9 @@ class XeriState(GameState):
         self._reset_round_json()
 
     def _reset_round_json(self) -> None:
-        """Forget the encoded lists of the round (history, xeris, redeals): they start again."""
-        self._history_json = b"["
-        self._history_done = 0
-        self._xeri_json = b"["
-        self._xeri_done = 0
+        """Forget the round's encodings (history, xeris, the per-deal keys): they start again."""
+        # This round's history and xeris, encoded as open arrays, and how many entries of each.
+        self._round_enc = (b"[", 0, b"[", 0)
         self._deal_json = b""
 
     def _must_redeal(self, pile: list[str]) -> bool:
@@ -236,7 +246,7 @@ class XeriState(GameState):
         """Six cards to each seat from the dealer's left round to the dealer, who deals last; the
         seat on the dealer's left leads."""
         stock = self.stock
-        n = self.n
+        n = self.num_seats
         dealer = self.dealer
         for k in range(1, n + 1):
             hand = stock[-HAND_SIZE:]
@@ -272,13 +282,13 @@ class XeriState(GameState):
         else:
             pile.append(card)
             self.history.append((seat, card, None, 0))
-        following = (seat + 1) % self.n
+        following = self._left[seat]
         if hands[following]:
             self.current = following
         elif self.stock:
             self.deal_in_round += 1
             if self.options.dealer_rotation == "per_deal":
-                self.dealer = (self.dealer + 1) % self.n
+                self.dealer = (self.dealer + 1) % self.num_seats
             self._deal_hands()
         else:
             self._end_round()
@@ -358,7 +368,7 @@ class XeriState(GameState):
 
     def teams(self) -> list[list[int]]:
         """Partners 0+2 and 1+3 in the partnership form, otherwise each seat alone."""
-        if self.n == 4:
+        if self.num_seats == 4:
             return [list(t) for t in PARTNERS]
         return [[0], [1]]
 
@@ -403,49 +413,45 @@ class XeriState(GameState):
     def observation_json(self, seat: int) -> bytes:
         """observation(seat) as compact JSON, joined from cached encodings of its parts."""
         history = self.history
-        done = self._history_done
-        if done < len(history):
-            self._history_json = _appended(self._history_json, [
-                _history_entry_json(*h) for h in history[done:]])
-            self._history_done = len(history)
-        if self._xeri_done < len(self.xeris):
-            self._encode_xeris()
+        encoded, done, xeri_json, xeri_done = self._round_enc
+        if done != len(history):
+            s, c, taken, value = history[done]
+            if taken is None and done + 1 == len(history):
+                # The usual case: one play since the last observation, which took nothing.
+                encoded += (_PLAIN_NEXT_ENTRY if done else _PLAIN_ENTRY)[s][c]
+            else:
+                encoded = _appended(encoded, [_history_entry_json(*h) for h in history[done:]])
+                xeris = self.xeris
+                if xeri_done != len(xeris):
+                    xeri_json = _appended(xeri_json, [
+                        orjson.dumps({"seat": s, "cards": [a, b], "value": v})
+                        for s, a, b, v in xeris[xeri_done:]])
+                    xeri_done = len(xeris)
+            self._round_enc = (encoded, len(history), xeri_json, xeri_done)
         deal = self._deal_json or self._encode_deal()
         card_pts = self.card_pts
         xeri_pts = self.xeri_pts
         ncaptured = self.ncaptured
         hands = self.hands
-        if self.n == 2:
-            tail = (b'],"my_hand":', orjson.dumps(hands[seat]), b',"opponent_hand_count":',
-                    _NUM[len(hands[1 - seat])], b"}")
-        else:
-            tail = (b'],"my_hand":', orjson.dumps(hands[seat]), b",", _TEAM_PARTNER[seat],
-                    b",".join([_NUM[len(h)] for h in hands]), b"]}")
         return b"".join((
-            _OBS_HEAD[seat], deal,
-            b'"to_act":', _SEAT_OR_NULL[self.current + 1],
-            b',"round_points":[', _NUM[card_pts[0] + xeri_pts[0]], b",",
-            _NUM[card_pts[1] + xeri_pts[1]],
+            _OBS_HEAD[seat], deal, _TO_ACT[self.current + 1],
+            _NUM[card_pts[0] + xeri_pts[0]], b",", _NUM[card_pts[1] + xeri_pts[1]],
             b'],"pile":', orjson.dumps(self.pile),
             b',"captured_counts":[', _NUM[ncaptured[0]], b",", _NUM[ncaptured[1]],
-            b'],"xeri":', self._xeri_json,
-            b'],"last_capturer":', _SEAT_OR_NULL[self.last_capturer + 1],
-            b',"history":', self._history_json, *tail,
+            b'],"xeri":', xeri_json, _LAST_CAPTURER[self.last_capturer + 1],
+            encoded, b'],"my_hand":', orjson.dumps(hands[seat]),
+            _OPPONENT_COUNT[len(hands[1 - seat])] if self.num_seats == 2 else b"".join((
+                b',"opponent_hand_count":', _NUM[len(hands[self._left[seat]])],
+                _TEAM_PARTNER[seat], b",".join([_NUM[len(h)] for h in hands]), b"]}")),
         ))
-
-    def _encode_xeris(self) -> None:
-        self._xeri_json = _appended(self._xeri_json, [
-            orjson.dumps({"seat": s, "cards": [a, b], "value": v})
-            for s, a, b, v in self.xeris[self._xeri_done:]])
-        self._xeri_done = len(self.xeris)
 
     def _encode_deal(self) -> bytes:
         """The encoded observation keys that change only between deals (cached till the next)."""
         results = self.round_results
-        if self._results_done < len(results):
-            self._results_json = _appended(self._results_json, [
-                orjson.dumps(r) for r in results[self._results_done:]])
-            self._results_done = len(results)
+        encoded, done = self._results_enc
+        if done < len(results):
+            encoded = _appended(encoded, [orjson.dumps(r) for r in results[done:]])
+            self._results_enc = (encoded, len(results))
         fixed = orjson.dumps({
             "round": self.round,
             "extra_round": self.extra_rounds > 0,
@@ -457,15 +463,15 @@ class XeriState(GameState):
             "redeals": self.redeals,
         })
         self._deal_json = b"".join(
-            (fixed[1:-1], b',"round_results":', self._results_json, b"],"))
+            (fixed[1:-1], b',"round_results":', encoded, b"],"))
         return self._deal_json
 
     def observation_from_scratch(self, seat: int) -> dict:
         """observation(seat) built from the state alone, no cached encoding used."""
-        obs = {"game": "xeri", "seat": seat, **self._public(), "my_hand": list(self.hands[seat])}
-        if self.n == 2:
-            obs["opponent_hand_count"] = len(self.hands[1 - seat])
-        else:
+        obs = {"game": "xeri", "seat": seat, **self._public(), "my_hand": list(self.hands[seat]),
+               # With four seats: the opponent on the left, who answers this seat's play.
+               "opponent_hand_count": len(self.hands[self._left[seat]])}
+        if self.num_seats == 4:
             obs["team"] = seat & 1
             obs["partner"] = (seat + 2) % 4
             obs["hand_counts"] = [len(h) for h in self.hands]
@@ -512,7 +518,7 @@ class XeriState(GameState):
         """Totals of finished rounds plus the card and xeri points of the round in progress (in
         the partnership form each seat has its side's score)."""
         side_scores = [self.totals[s] + self.card_pts[s] + self.xeri_pts[s] for s in (0, 1)]
-        return [side_scores[s & 1] for s in range(self.n)]
+        return [side_scores[s & 1] for s in range(self.num_seats)]
 
     def card_zones(self) -> dict[str, list[str]]:
         """Hands, pile, stock, each side's plain captured pile and each side's xeri pile."""
@@ -694,7 +700,7 @@ class XeriState(GameState):
         if len(game.stock) != obs["stock_count"]:
             raise ValueError("xeri: the observation does not account for every card")
         game._reset_round_json()
-        game._results_json, game._results_done = b"[", 0
+        game._results_enc = (b"[", 0)
         return game
 
     @classmethod
@@ -713,7 +719,7 @@ class XeriState(GameState):
         totals: Sequence[int] = (0, 0),
         seed: int = 0,
     ) -> XeriState:
-        """A game set to a chosen position inside a round (for tests, analysis and search bots).
+        """A two-player game set to a chosen position inside a round (for tests, analysis, search).
 
         Every one of the 52 cards must be placed exactly once among `hands`, `pile` (bottom
         first), `stock` (next card dealt first; a multiple of 12 cards) and `captured` (plain
