@@ -541,7 +541,6 @@ class _Checker:
             if not isinstance(obs, dict):
                 raise self.fail(f"{what} is not a JSON object: {_short(obs)}")
             text, back = self.roundtrip(what, obs)
-            self.check_incremental(state, seat, back)
             observations.append(back)
             if obs.get("game") != self.name or obs.get("seat") != seat:
                 raise self.fail(
@@ -559,6 +558,7 @@ class _Checker:
             leaked = _leaked(text, hidden)
             if leaked:
                 raise self.fail(f"{what} leaks cards hidden from seat {seat}: {leaked}")
+            self.check_incremental(state, seat, back)
 
         scores = self.call("scores()", state.scores)
         self.check_scores("scores()", scores, teams)

@@ -255,9 +255,17 @@ def game_schemas(name: str, seed: int = GENERATION_SEED, games: int = GAMES_PER_
         }
         if '"#/$defs/card"' in json.dumps(schema):
             schema["$defs"] = {"card": {"enum": sorted(deck)}}
-        if kind == "observation":
-            schema["properties"]["options"] = options_schema(get_game(name).game_type.options_model)
         out[kind] = schema
+    out["options"] = {
+        "$schema": DRAFT,
+        "title": f"{name} options",
+        "description": (
+            f"The `options` of an arena/2 `game_start` message in {name}: every option, defaults "
+            "included (observations do not repeat them); from the game's options model, written "
+            "by `arena schema`."
+        ),
+        **options_schema(get_game(name).game_type.options_model),
+    }
     return out
 
 

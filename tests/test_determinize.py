@@ -42,7 +42,7 @@ def test_from_observation_rebuilds_what_the_seat_sees(name, seats, options):
     for state in _states(name, seats, options, seed=3):
         for seat in range(seats):
             obs = state.observation(seat)
-            rebuilt = cls.from_observation(obs)
+            rebuilt = cls.from_observation(obs, state.options.model_dump(mode="json"))
             assert rebuilt.observation(seat) == obs
             assert rebuilt.to_act() == state.to_act()
             assert rebuilt.legal_actions(seat) == state.legal_actions(seat)

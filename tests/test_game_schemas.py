@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from arena.game_schemas import all_game_schemas, dumps, errors, game_schemas, samples
-from arena.games import game_names
+from arena.games import game_names, make_options
 
 GAMES_DIR = Path(__file__).resolve().parent.parent / "protocol" / "schema" / "games"
 SEEDS_DIR = Path(__file__).resolve().parent.parent / "seeds"
@@ -52,8 +52,12 @@ def test_wrong_observations_and_actions_fail(name):
     assert errors(wrong_type, schemas["observation"])
     extra = {**obs, "surprise": 1}
     assert any("unexpected key" in e for e in errors(extra, schemas["observation"]))
-    bad_option = {**obs, "options": {**obs["options"], next(iter(obs["options"])): {"x": 1}}}
-    assert errors(bad_option, schemas["observation"])
+    assert any("unexpected key" in e for e in errors({**obs, "options": {}}, schemas["observation"]))
+    options = make_options(name, {}).model_dump(mode="json")
+    options_schema = _on_disk(name, "options")
+    assert errors(options, options_schema) == []
+    assert errors({**options, next(iter(options)): {"x": 1}}, options_schema)
+    assert any("unexpected key" in e for e in errors({**options, "surprise": 1}, options_schema))
     assert errors({**action, "type": "no_such_action"}, schemas["action"])
     assert errors("pass", schemas["action"])
 

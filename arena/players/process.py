@@ -207,6 +207,9 @@ class ProcessPlayer(Player):
         if self._sent != request_id:  # not already sent by an `exchange` that handed over
             await self._send(request.line()[request.skip:])
             self._sent = request_id
+            # Let the other seats of a simultaneous step send theirs before any answer is read:
+            # a read can finish without waiting when the bot has already answered.
+            await asyncio.sleep(0)
         try:
             # asyncio.timeout, unlike wait_for, needs no extra task per read: cheaper per move.
             async with asyncio.timeout(timeout):
