@@ -36,7 +36,7 @@ def test_a_clean_bot_passes_every_claimed_game_and_seat_count_in_a_few_seconds()
 
 
 def test_combinations_follow_the_manifest_and_the_game_option():
-    assert combinations(["xeri"]) == [("xeri", 2)]
+    assert combinations(["xeri"]) == [("xeri", 2), ("xeri", 4)]
     assert combinations([], "crosswalk") == [("crosswalk", 2), ("crosswalk", 3), ("crosswalk", 4)]
     with pytest.raises(ConfigError, match="does not list crossfire"):
         combinations(["xeri"], "crossfire")
@@ -60,7 +60,8 @@ def _bad(mode: str, when: int = 3) -> BotSpec:
 def test_each_misbehaviour_is_a_problem_in_plain_words(mode, reason, words):
     report = check_bot(_bad(mode), ["xeri"], time=FAST, deals=1)
     assert not report.clean
-    assert [p.reason for p in report.problems] == [reason]
+    # Xeri is played by 2 seats and by 4 (partnerships): one problem at each.
+    assert [p.reason for p in report.problems] == [reason, reason]
     problem = report.problems[0]
     assert words in f"{problem.words} {problem.detail}"
 
@@ -75,7 +76,8 @@ def test_the_cli_exits_1_with_the_problem_evidence_and_stderr_tail(tmp_path):
     out = runner.invoke(app, ["bot", "check", str(folder), "--move-ms", "500"])
     assert out.exit_code == 1, out.output
     assert "illegal action" in out.output and "no_such_move" in out.output
-    assert "PROBLEM  xeri with 2 seats" in out.output and "bad: 1 problem(s)" in out.output
+    assert "PROBLEM  xeri with 2 seats" in out.output and "PROBLEM  xeri with 4 seats" in out.output
+    assert "bad: 2 problem(s)" in out.output
 
 
 def test_stderr_tail_is_reported_with_a_crash(tmp_path):

@@ -14,6 +14,7 @@ from arena.games.xeri import XeriState
 CASES = [
     ("xeri", 2, {}),
     ("xeri", 2, {"redeal_if": "any_pair_or_top_jack"}),
+    ("xeri", 4, {}),
     ("crossfire", 2, {}),
     ("crossfire", 2, {"open_rows": True, "game_length": "reshuffle_to_25_rounds"}),
     ("crosswalk", 2, {}),
