@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 from dataclasses import dataclass
 from time import perf_counter
@@ -156,18 +157,51 @@ def xeri_tight_loop(seconds: float) -> tuple[int, float]:
     return moves, perf_counter() - started
 
 
+def xeri_through_arena(seconds: float, observe: bool) -> tuple[int, float]:
+    """(moves, seconds) of random Xeri games through the engine, untimed inside the loop; with
+    `observe`, also the acting seat's encoded observation and act line, as the runner builds them."""
+    moves = games = 0
+    started = perf_counter()
+    while perf_counter() - started < seconds or games == 0:
+        seed = derive_seed("engine_bench", "floor", games)
+        rng = random.Random(seed)
+        state = new_game("xeri", None, 2, seed)
+        while acting := state.to_act():
+            seat = acting[0]
+            legal = state.legal_actions(seat)
+            if observe:
+                ActRequest("g", moves, state.observation_json(seat), legal, 1000).line()
+            state._apply({seat: legal[rng.randrange(len(legal))]})
+            moves += 1
+        games += 1
+    return moves, perf_counter() - started
+
+
 def floor_report(seconds: float) -> str:
-    """Xeri through the engine, and through everything the runner does per move, against the floor."""
-    moves, elapsed = xeri_tight_loop(seconds)
-    floor = moves / elapsed
-    xeri = bench("xeri", 2, seconds)
-    engine = xeri.moves / xeri.engine
-    full = xeri.moves / (xeri.engine + xeri.observe + xeri.encode)
+    """Xeri through the engine, and through everything the runner does per move, against the
+    floor: the three loops alternate in 0.2 s turns, so each ratio compares loops that saw the
+    same machine load, and the median ratio is printed with its spread."""
+    repeats = max(5, round(3 * seconds / 0.2) // 3)
+    share = seconds / repeats
+    engine_ratios, full_ratios, floors = [], [], []
+    for _ in range(repeats):
+        moves, elapsed = xeri_tight_loop(share)
+        floor = moves / elapsed
+        floors.append(floor)
+        moves, elapsed = xeri_through_arena(share, observe=False)
+        engine_ratios.append(moves / elapsed / floor)
+        moves, elapsed = xeri_through_arena(share, observe=True)
+        full_ratios.append(moves / elapsed / floor)
+
+    def spread(values: list[float]) -> str:
+        return f"{statistics.median(values):.3f} ({min(values):.3f}–{max(values):.3f})"
+
     return "\n".join([
-        f"Xeri, tight loop (floor)                     {floor:>11,.0f} moves/s",
-        f"Xeri, engine (to_act, legal_actions, apply)  {engine:>11,.0f} moves/s  {engine / floor:.3f} of the floor",
-        f"Xeri, engine + observation + legal + encoding {full:>10,.0f} moves/s  {full / floor:.3f} of the floor "
-        f"(goal ≥ 0.15)",
+        f"Xeri, tight loop (the floor): {statistics.median(floors):,.0f} moves/s; "
+        f"shares of it over {repeats} alternating repeats, median (min–max):",
+        f"  engine (to_act, legal_actions, apply)                    {spread(engine_ratios)}",
+        f"  engine + observation + legal actions + act line encoding {spread(full_ratios)}"
+        f"  (goal ≥ 0.15)",
     ])
 
 
