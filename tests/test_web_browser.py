@@ -28,7 +28,9 @@ from test_web_replay import XSS, build_db
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "docs" / "screenshots"
-GAMES = ["xeri", "crossfire", "crosswalk", "battlefield_cribbage"]
+GAMES = ["xeri", "crossfire", "crosswalk", "battlefield_cribbage", "xeri_4p"]
+# Test names of game forms that are not game names: (game, number of seats).
+FORMS = {"xeri_4p": ("xeri", 4)}
 WAIT = 20  # seconds a page may take to show what a test waits for (a bound, not a measure)
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed "
@@ -165,10 +167,15 @@ def js_errors(driver) -> list[str]:
 
 
 def game_of(db: Path, game: str, with_bot: str | None = None) -> str:
-    """The id of a stored game of `game` (one `with_bot` played, if given)."""
+    """The id of a stored game of `game` (one `with_bot` played, if given); "xeri_4p" is Xeri
+    with four seats, "xeri" with two."""
     store = Store.open_readonly(db)
+    game, seats = FORMS.get(game, (game, 2 if game == "xeri" else None))
     sql = "select g.id from games g where g.game = ?"
     args = [game]
+    if seats:
+        sql += " and g.num_seats = ?"
+        args.append(seats)
     if with_bot:
         sql += " and exists (select 1 from game_seats s where s.game_id = g.id and s.bot = ?)"
         args.append(with_bot)
@@ -363,8 +370,9 @@ def test_every_game_is_drawn_as_cards_on_a_table(driver, server, db, game):
     Select(driver.find_element(By.ID, "view")).select_by_value(seat_view)
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#table .card.back"),
          "a seat view shows no face-down card")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(SHOTS / f"{game}.png"))
+    if game not in FORMS:  # docs/screenshots has one picture per game
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(SHOTS / f"{game}.png"))
     if game == "battlefield_cribbage":
         Select(driver.find_element(By.ID, "view")).select_by_value("full")
         wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#table .face-down-known"),
@@ -373,3 +381,39 @@ def test_every_game_is_drawn_as_cards_on_a_table(driver, server, db, game):
     no_alert(driver)
     assert not js_errors(driver)
 
+
+def test_four_seat_xeri_draws_four_hands_in_two_partnerships(driver, server, db):
+    base, _ = server
+    gid = game_of(db, "xeri_4p")
+    last = open_replay(driver, base, gid)
+    hand_js = ("return Array.from(document.querySelectorAll('#table .seat-zone[data-seat]'))"
+               ".map(z => [Number(z.dataset.seat), z.querySelectorAll('.hand .card').length,"
+               " z.querySelectorAll('.hand .card.back').length, z.classList.contains('last-move'),"
+               " z.closest('[data-side]').dataset.side])")
+    with urllib.request.urlopen(f"{base}/api/games/{gid}/replay?view=full") as r:
+        frames = json.load(r)["frames"]
+    for view in ("full", "seat:0", "seat:1", "seat:2", "seat:3"):
+        Select(driver.find_element(By.ID, "view")).select_by_value(view)
+        press(driver, Keys.HOME)
+        wait(driver, lambda d: d.find_element(By.ID, "status").text == "", "view did not load")
+        me = None if view == "full" else int(view.split(":")[1])
+        for step in [*range(0, last, 5), last]:
+            press(driver, Keys.ARROW_RIGHT, step - step_shown(driver))
+            assert step_shown(driver) == step
+            frame = frames[step]
+            zones = driver.execute_script(hand_js)
+            # Four hands; every one but the viewer's face down in a seat view; each in its side.
+            assert sorted(z[0] for z in zones) == [0, 1, 2, 3], (view, step, zones)
+            movers = {m["seat"] for m in frame["moves"]}
+            for seat, cards, backs, lit, side in zones:
+                assert cards == len(frame["view"]["hands"][seat]), (view, step, seat)
+                assert backs == (0 if me is None or seat == me else cards), (view, step, seat)
+                assert int(side) == seat % 2 and lit == (seat in movers), (view, step, seat)
+            table = driver.find_element(By.ID, "table").text
+            assert "partnership seats 0 + 2" in table and "partnership seats 1 + 3" in table
+            assert f"deal {frame['view']['deal_in_round'] + 1} of 2" in table
+            if frame["moves"]:
+                card = frame["moves"][0]["action"]["card"]
+                assert driver.find_elements(
+                    By.CSS_SELECTOR, f"#table .card.last-move[data-card='{card}']"), (view, step)
+    assert not js_errors(driver)

@@ -54,6 +54,15 @@ TOURNAMENTS = [
     ("battlefield_cribbage", 2, "target = 31"),
 ]
 
+# Xeri's partnership form (4 seats, 0+2 against 1+3): a fourth bot, and recorded after the Xeri
+# leaderboard, so that stays the two-seat one. game_ids() keys its games "xeri_4p".
+XERI_4P = ("xeri", 4, "rounds = 1")
+FOURTH_BOT = """
+[[bots]]
+name = "rand-4"
+python = "conftest:SeededRandom"
+"""
+
 
 class Heuristic:
     """In-process bot: bots/xeri_bot.py's heuristic at Xeri (so ratings differ), else the first
@@ -85,14 +94,22 @@ def build_db(folder: Path) -> Path:
     from arena.rating_reports import leaderboard
 
     leaderboard(Store(db), "xeri", samples=30)
+    game, seats, options = XERI_4P
+    path = folder / "xeri_4p.toml"
+    path.write_text(textwrap.dedent(CONFIG + FOURTH_BOT).format(
+        name="web-xeri-4p", game=game, seats=seats, options=options, xss=XSS, deals=1))
+    cfg, bots, rows = load_config(path)
+    run_tournament(cfg, bots, rows, Store(db), SerialExecutor())
     return db
 
 
 def game_ids(store: Store) -> dict[str, str]:
-    """One game id per game name (the first recorded)."""
+    """One game id per game name (the first recorded); four-seat Xeri's as "xeri_4p"."""
     ids: dict[str, str] = {}
-    for row in store.db.query("select id, game from games order by tournament_id, ordinal"):
-        ids.setdefault(row["game"], row["id"])
+    for row in store.db.query(
+            "select id, game, num_seats from games order by tournament_id, ordinal"):
+        key = "xeri_4p" if (row["game"], row["num_seats"]) == ("xeri", 4) else row["game"]
+        ids.setdefault(key, row["id"])
     return ids
 
 
@@ -109,15 +126,17 @@ def ro(db) -> Store:
 
 
 def test_every_game_is_in_the_database(ro):
-    assert sorted(game_ids(ro)) == ["battlefield_cribbage", "crossfire", "crosswalk", "xeri"]
+    assert sorted(game_ids(ro)) == ["battlefield_cribbage", "crossfire", "crosswalk", "xeri",
+                                    "xeri_4p"]
 
 
-@pytest.mark.parametrize("game", ["xeri", "crossfire", "crosswalk", "battlefield_cribbage"])
+@pytest.mark.parametrize("game", ["xeri", "crossfire", "crosswalk", "battlefield_cribbage",
+                                  "xeri_4p"])
 def test_meta_has_the_stored_facts(ro, game):
     gid = game_ids(ro)[game]
     meta = game_meta(ro, gid)
     stored = ro.load_game(gid)
-    assert meta["game"] == game and meta["num_seats"] == stored["num_seats"]
+    assert meta["game"] == game.removesuffix("_4p") and meta["num_seats"] == stored["num_seats"]
     assert meta["options"] == stored["options"]
     assert [s["bot"] for s in meta["seats"]] == [s["bot"] for s in stored["seats"]]
     assert meta["scores"] == [s["score"] for s in stored["seats"]]
@@ -130,7 +149,8 @@ def test_meta_has_the_stored_facts(ro, game):
     json.dumps(meta)
 
 
-@pytest.mark.parametrize("game", ["xeri", "crossfire", "crosswalk", "battlefield_cribbage"])
+@pytest.mark.parametrize("game", ["xeri", "crossfire", "crosswalk", "battlefield_cribbage",
+                                  "xeri_4p"])
 def test_seat_frames_are_the_observations_the_bot_was_sent(ro, game):
     gid = game_ids(ro)[game]
     stored = ro.load_game(gid)
@@ -154,6 +174,35 @@ def test_seat_frames_are_the_observations_the_bot_was_sent(ro, game):
         if i < len(steps):
             state.apply({m["seat"]: m["action"] for m in steps[i]})
     assert full[-1]["to_act"] == [] and full[-1]["scores"] == [s["score"] for s in stored["seats"]]
+
+
+def test_a_four_seat_xeri_game_replays_by_seat_and_side(ro):
+    gid = game_ids(ro)["xeri_4p"]
+    meta = game_meta(ro, gid)
+    assert meta["num_seats"] == 4 and sorted(meta["teams"]) == [[0, 2], [1, 3]]
+    assert meta["views"] == ["full", "seat:0", "seat:1", "seat:2", "seat:3"]
+    assert [s["score"] for s in meta["seats"]][:2] == [s["score"] for s in meta["seats"]][2:]
+    full = replay_data(ro, gid, "full")
+    assert full["num_seats"] == 4 and len(full["frames"]) == 48 + 1  # one round of 48 plays
+    first = full["frames"][0]["view"]
+    assert [len(h) for h in first["hands"]] == [6, 6, 6, 6] and len(first["captured"]) == 2
+    assert len(first["scores"]) == len(first["round_points"]) == len(first["captured_counts"]) == 2
+    assert full["frames"][-1]["to_act"] == []
+    for seat in range(4):
+        frames = replay_data(ro, gid, f"seat:{seat}", check=True)["frames"]
+        for i, frame in enumerate(frames):
+            obs, hands = frame["view"], full["frames"][i]["view"]["hands"]
+            assert (obs["seat"], obs["team"], obs["partner"]) == (seat, seat % 2, (seat + 2) % 4)
+            assert obs["hand_counts"] == [len(h) for h in hands] and obs["my_hand"] == hands[seat]
+            # The partner's hand is as hidden as the opponents' (but for cards every seat saw in
+            # a rejected starting pile); the seat's own is not.
+            seen = {c for p in obs["redeals"] for c in p}
+            others = {c for s in range(4) if s != seat for c in hands[s]} - seen
+            assert others <= set(frame["hidden"]) and not set(hands[seat]) & set(frame["hidden"])
+            assert frame["scores"][seat] == frame["scores"][(seat + 2) % 4]
+    for bad in ("seat:4", "seat:-1"):
+        with pytest.raises(ConfigError, match="unknown view"):
+            replay_data(ro, gid, bad)
 
 
 def test_hidden_cards_are_sent_only_when_asked(ro):
