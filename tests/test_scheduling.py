@@ -9,7 +9,7 @@ from math import comb
 
 import networkx as nx
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arena.errors import ConfigError
@@ -463,6 +463,9 @@ def swiss_stages(draw, most_entrants: int = 40, full_length: bool = False) -> Pa
 
 @settings(max_examples=150, deadline=None)
 @given(pairing=swiss_stages(), results_seed=st.integers(0, 2**32))
+# Found by Hypothesis: a bot first 5 times in 7 while the first-seat cost was below two one-point
+# score differences.
+@example(pairing=Pairing(entrants=34, seats=2, seed=0), results_seed=1467488)
 def test_swiss_stage_invariants(pairing, results_seed):
     check_swiss_stage(pairing, results_seed)
 

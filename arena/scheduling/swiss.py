@@ -14,8 +14,8 @@ rematch is used only when no rematch-free pairing exists, and then as few as pos
 field's bye, a vertex joined only to bots that have not had one (so no bot gets two), costed by
 the recipient's score above the bottom, so it goes to the lowest score that (a) allows; (c) the
 squared score differences of the pairs plus a first-seat term: nothing while both bots stay within
-one first of even, a tie-break for two bots both left two off, and more than a one-point score
-difference for a pairing that leaves a bot three or more off (small fields otherwise drift there
+one first of even, a tie-break for two bots both left two off, and more than two one-point score
+differences for a pairing that leaves a bot three or more off (small fields otherwise drift there
 when a score group forces the same seat on both). For speed blossom never sees the complete
 graph: each bot is joined to its nearest `NEIGHBOURS` rematch-free bots in the score order, and a
 big field is matched in windows of `WINDOW` bots down the ranking (each looking `LOOKAHEAD` further
@@ -62,9 +62,10 @@ SCORE_SCALE = 12
 SCORE_WEIGHT = 10
 #: Seat term for leaving a bot two firsts off even: below a half-point difference, a tie-break.
 MILD_SEAT_COST = 10
-#: And per first beyond that: just above a one-point difference (1440), since small fields whose
-#: score groups force the same seat on both bots otherwise drift to three or more off even.
-SEVERE_SEAT_COST = 1_500
+#: And per first beyond that: just above two one-point differences (2 × 1440), since fields whose
+#: score groups force the same seat on both bots otherwise drift to three or more off even (at
+#: 1,500, just above one, a 34-bot stage of default length left a bot first 5 times in 7).
+SEVERE_SEAT_COST = 3_000
 #: Larger-table grouping: unplaced bots considered to complete the top bot's table, per seat.
 WINDOW_PER_SEAT = 3
 #: Larger-table repair: tables either side tried for swaps that remove a repeat meeting.
