@@ -14,7 +14,7 @@ from arena.conformance import ConformanceError, case_id, cases, check_observatio
 from arena.games import new_game
 
 CASES = cases()
-# About 4,500 games over the 113 cases; Battlefield Cribbage's long games get fewer per case.
+# 5,340 games over the 127 cases; Battlefield Cribbage's long games get fewer per case.
 GAMES_PER_CASE = {"crossfire": 200, "crosswalk": 40, "xeri": 60, "battlefield_cribbage": 2}
 
 
