@@ -471,23 +471,12 @@ class CrossfireState(GameState):
     def observation_from_scratch(self, seat: int) -> dict:
         """observation(seat) rebuilt from the rows, piles and rounds played, using no cache."""
         rows = self.rows
-        obs = {
-            "game": "crossfire",
-            "seat": seat,
-            "dealer": self.dealer,
-            "deal_index": self.deal_index,
-            "round_in_deal": self.round_in_deal,
-            "round": self.round,
-            "sudden_death": self.sudden_death,
-            "over": self.over,
-            "scores": list(self.points),
-            "neutral": self.neutral,
-            "my_slots": [k for k, c in enumerate(rows[seat]) if c],
-            "opponent_slots": [k for k, c in enumerate(rows[seat ^ 1]) if c],
-        }
+        obs = self._fixed_part(seat)
+        # The slot lists are the cached part: recomputed here from the rows themselves.
+        obs["my_slots"] = [k for k, c in enumerate(rows[seat]) if c]
+        obs["opponent_slots"] = [k for k, c in enumerate(rows[seat ^ 1]) if c]
         if self.options.open_rows:
             obs["my_row"] = [{"slot": k, "card": c} for k, c in enumerate(rows[seat]) if c]
-        obs["stock_count"] = len(self.stock)
         obs["discards"] = list(self.discards)
         obs["history"] = [_copy_entry(h) for h in self.history]
         return obs
