@@ -580,6 +580,14 @@ class _Pending:
 PENDING = _Pending()
 
 
+def _outcome(action: Any) -> Any:
+    """What `exchange` returns for one player: a BotError or UNFINISHED as it is, an action with
+    the moment it was read."""
+    if action is UNFINISHED or isinstance(action, BotError):
+        return action
+    return action, time.perf_counter()
+
+
 def exchange(players: list[Player], requests: list[ActRequest], limits: list[float],
              started: float) -> list[Any]:
     """Ask every player at once and wait for the answers in select(), not in the event loop.
@@ -601,8 +609,7 @@ def exchange(players: list[Player], requests: list[ActRequest], limits: list[flo
             action = player.act_blocking(request, limits[i])
         except BotError as exc:
             action = exc
-        results[i] = action if action is UNFINISHED or isinstance(action, BotError) else (
-            action, time.perf_counter())
+        results[i] = _outcome(action)
     while waiting:
         for i in list(waiting):
             try:
@@ -612,8 +619,7 @@ def exchange(players: list[Player], requests: list[ActRequest], limits: list[flo
             if action is PENDING:
                 continue
             waiting.remove(i)
-            results[i] = action if action is UNFINISHED or isinstance(action, BotError) else (
-                action, time.perf_counter())
+            results[i] = _outcome(action)
         if not waiting:
             break
         now = time.perf_counter()

@@ -87,7 +87,7 @@ def xeri_fast(state, rng: random.Random, stop_at_round_end: bool, plies: int | N
             return
         seat = state.current
         hand = hands[seat]
-        if len(hand) == 1 or rand() >= capture:
+        if capture <= 0 or len(hand) == 1 or rand() >= capture:
             state._play(seat, hand[int(rand() * len(hand))])
             continue
         pile = state.pile
@@ -134,18 +134,9 @@ def _jack_xeri_value(lone: str, jack_xeri: str) -> int:
 
 def xeri_random(state, rng: random.Random, stop_at_round_end: bool,
                 plies: int | None = None) -> None:
-    """Uniformly random Xeri plays, without action lists; stops after `plies` plays or at the
-    round's end if asked."""
-    rand = rng.random
-    hands = state.hands
-    start_round = state.round
-    left = -1 if plies is None else plies
-    while state.current >= 0 and left:
-        left -= 1
-        if stop_at_round_end and state.round != start_round:
-            return
-        hand = hands[state.current]
-        state._play(state.current, hand[int(rand() * len(hand))])
+    """Uniformly random Xeri plays, without action lists (xeri_fast never capturing on purpose,
+    one draw per play); stops after `plies` plays or at the round's end if asked."""
+    xeri_fast(state, rng, stop_at_round_end, plies, capture=0.0)
 
 
 # -- Battlefield Cribbage ----------------------------------------------------------------------------
