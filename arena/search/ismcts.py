@@ -51,12 +51,14 @@ def rank_rewards(ranks: Sequence[int]) -> list[float]:
 class _Stats:
     """One seat's statistics at one node: visits, reward sums, availability per action key."""
 
-    __slots__ = ("n", "w", "avail")
+    __slots__ = ("n", "w", "avail", "prior")
 
     def __init__(self) -> None:
         self.n: dict[Any, int] = {}
         self.w: dict[Any, float] = {}
         self.avail: dict[Any, int] = {}
+        # The profile's rule-based preference per action key, computed when the key is first seen.
+        self.prior: dict[Any, float] = {}
 
 
 class _Node:
@@ -138,6 +140,8 @@ class ISMCTS:
         node = root
         path: list[tuple[_Node, dict[int, Any]]] = []
         c = self.c
+        prior_of = scorer.profile.prior
+        bias = scorer.profile.prior_weight
         expanded = False
         while not expanded:
             acting = det.to_act()
@@ -158,14 +162,26 @@ class ISMCTS:
                     avail[k] = avail.get(k, 0) + 1
                     if k not in n:
                         untried.append(k)
+                prior = None
+                if prior_of is not None:
+                    prior = stats.prior
+                    if any(k not in prior for k in keys):
+                        for k, value in zip(keys, prior_of(det, s, legal)):
+                            prior.setdefault(k, value)
                 if untried:
-                    k = untried[int(rng.random() * len(untried))]
+                    if prior is None:
+                        k = untried[int(rng.random() * len(untried))]
+                    else:
+                        # The rule's favourite first, so a small budget starts from it.
+                        k = max(untried, key=prior.__getitem__)
                     expanded = True
                 else:
                     w = stats.w
                     best, best_v = keys[0], -1.0
                     for k2 in keys:
                         v = w[k2] / n[k2] + c * math.sqrt(math.log(avail[k2]) / n[k2])
+                        if prior is not None:
+                            v += bias * prior[k2] / (n[k2] + 1)
                         if v > best_v:
                             best, best_v = k2, v
                     k = best
@@ -229,7 +245,7 @@ class _Scorer:
         if profile.fast is not None:
             profile.fast(det, rng, self.cut, plies)
         else:
-            play_out(det, rng, self.cut, profile.policy, plies)
+            play_out(det, rng, self.cut, profile.policy, plies, profile.unit)
 
     def rewards(self, det: GameState) -> list[float]:
         """Reward in [0, 1] per seat for where `det` stands (finished or cut at a round's end)."""

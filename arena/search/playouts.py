@@ -38,13 +38,23 @@ class Profile:
     # seat added to the scores of a stopped playout for what its position is worth.
     horizon: int | None = None
     bonus: Callable[[GameState], list[float]] | None = None
+    # The unit a playout cut at "the round's end" stops at (None: the game's `round` counter);
+    # Crossfire's rounds are single tricks, its deals are the unit worth cutting at.
+    unit: Callable[[GameState], object] | None = None
+    # A rule-based preference per legal action (seat's view of the determinized state, higher is
+    # better, about 0..1) that biases the tree toward it while an action has few visits
+    # (progressive bias: + prior_weight * prior / (visits + 1)); untried actions go in its order.
+    prior: Callable[[GameState, int, list], list[float]] | None = None
+    prior_weight: float = 0.0
 
 
 def play_out(state: GameState, rng: random.Random, stop_at_round_end: bool,
-             policy: PlayoutPolicy | None, plies: int | None = None) -> None:
+             policy: PlayoutPolicy | None, plies: int | None = None,
+             unit: Callable[[GameState], object] | None = None) -> None:
     """Play `state` on with `policy` (random if None) until it is over, `plies` steps are played
-    or, if asked, its round ends."""
-    start_round = getattr(state, "round", None) if stop_at_round_end else None
+    or, if asked, its round (or the `unit` the profile names) ends."""
+    unit_of = unit or _round_of
+    start_round = unit_of(state) if stop_at_round_end else None
     rand = rng.random
     left = -1 if plies is None else plies
     while left:
@@ -52,7 +62,7 @@ def play_out(state: GameState, rng: random.Random, stop_at_round_end: bool,
         acting = state.to_act()
         if not acting:
             return
-        if start_round is not None and state.round != start_round:
+        if start_round is not None and unit_of(state) != start_round:
             return
         actions = {}
         for s in acting:
@@ -64,6 +74,11 @@ def play_out(state: GameState, rng: random.Random, stop_at_round_end: bool,
             else:
                 actions[s] = policy(state, s, legal, rng)
         state._apply(actions)
+
+
+def _round_of(state: GameState) -> object:
+    """The unit a playout cut stops at by default: the game's round counter."""
+    return getattr(state, "round", None)
 
 
 # -- Xeri -------------------------------------------------------------------------------------------
