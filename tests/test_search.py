@@ -59,3 +59,38 @@ def test_a_time_budget_still_runs_at_least_one_iteration():
     state = new_game("xeri", None, 2, 1)
     search.search(state, state.to_act()[0], random.Random(0))
     assert search.ops["iterations"] == 1
+
+
+def test_a_prior_orders_the_untried_actions():
+    from arena.search.playouts import Profile
+
+    state = new_game("xeri", None, 2, 11)
+    seat = state.to_act()[0]
+    legal = state.legal_actions(seat)
+    favourite = legal[-1]
+
+    def prefer_last(det, s, actions):
+        return [1.0 if a == favourite else 0.0 for a in actions]
+
+    profile = Profile(prior=prefer_last, prior_weight=1.0)
+    # One iteration tries one root action: the prior's favourite, not a random one.
+    for rng_seed in range(5):
+        search = ISMCTS(iterations=1, seed=rng_seed, profile=profile)
+        assert search.search(state, seat, random.Random(rng_seed)) == favourite
+
+
+def test_a_modelled_opponent_plays_by_the_model_and_keeps_no_statistics():
+    from arena.search.playouts import Profile
+
+    state = new_game("crossfire", {"open_rows": True}, 2, 4)
+    calls = []
+
+    def first_slot(det, s, actions, rng):
+        calls.append(s)
+        return actions[0]
+
+    search = ISMCTS(iterations=60, seed=3, profile=Profile(opponent=first_slot))
+    stats = search.root_statistics(state, 0, random.Random(2))
+    assert calls and set(calls) == {1}
+    # The tree's root holds the searcher's five slots, each tried.
+    assert len(stats) == 5 and sum(n for n, _ in stats.values()) == 60

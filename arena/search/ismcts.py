@@ -107,11 +107,12 @@ class ISMCTS:
         if len(legal) == 1:
             return legal[0]
         rng = rng or random.Random(self.seed)
+        # The scorer first: a profile's one-time tables must not eat the first move's budget.
+        scorer = _Scorer(state, self._profile_of(state))
         budget_ms = time_ms if time_ms is not None else self.time_ms
         deadline = None if budget_ms is None else time.perf_counter() + budget_ms / 1000
         root = _Node()
         ops = self.ops = dict.fromkeys(self.ops, 0)
-        scorer = _Scorer(state, self._profile_of(state))
         done = 0
         while self.iterations is None or done < self.iterations:
             if deadline is not None and done and time.perf_counter() >= deadline:
@@ -140,6 +141,9 @@ class ISMCTS:
         node = root
         path: list[tuple[_Node, dict[int, Any]]] = []
         c = self.c
+        model = scorer.profile.opponent
+        side_of = scorer.side_of
+        my_side = side_of[seat]
         prior_of = scorer.profile.prior
         bias = scorer.profile.prior_weight
         expanded = False
@@ -152,6 +156,10 @@ class ISMCTS:
             for s in acting:
                 legal = det.legal_actions(s)
                 ops["legal_actions"] += 1
+                if model is not None and side_of[s] != my_side:
+                    # A modelled opponent is part of the environment: no statistics, no branch.
+                    actions[s] = legal[0] if len(legal) == 1 else model(det, s, legal, rng)
+                    continue
                 stats = node.stats.get(s)
                 if stats is None:
                     stats = node.stats[s] = _Stats()
@@ -211,6 +219,8 @@ class _Scorer:
 
     def __init__(self, root: GameState, profile: Profile):
         self.profile = profile
+        if profile.prepare is not None:
+            profile.prepare(root)
         self.teams = root.teams()
         self.side_of = [0] * root.num_seats
         for i, team in enumerate(self.teams):

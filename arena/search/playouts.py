@@ -46,6 +46,12 @@ class Profile:
     # (progressive bias: + prior_weight * prior / (visits + 1)); untried actions go in its order.
     prior: Callable[[GameState, int, list], list[float]] | None = None
     prior_weight: float = 0.0
+    # A model of the other sides' play inside the tree (seat, legal, rng -> action, like `policy`):
+    # modelled seats play by it instead of by statistics of their own, so the tree branches on
+    # the searching side's choices only and learns the reply to that play. None: decoupled UCT.
+    opponent: PlayoutPolicy | None = None
+    # Builds what the profile's functions look up (state of the game about to be searched).
+    prepare: Callable[[GameState], object] | None = None
 
 
 def play_out(state: GameState, rng: random.Random, stop_at_round_end: bool,
@@ -208,6 +214,110 @@ def _bfc_lay_bonus(card: str) -> float:
     if card[0] == "5":
         return -1.0
     return 0.0
+
+
+# -- Crossfire ---------------------------------------------------------------------------------------
+
+_CF_DECK = standard_deck(jokers=0)
+_CF_INDEX = {card: i for i, card in enumerate(_CF_DECK)}
+# Per tie rule, gain[role][card index][neutral index] (role 1: the dealer): a card's expected round
+# result (+1 its seat scores, -1 the other) beside this neutral against a uniformly random other
+# card, minus its average over all neutrals: what this neutral makes the card worth beyond its
+# usual worth (the heuristic bot's measure, with the whole deck as the pool: one lookup).
+_CF_GAIN: dict[str, list[list[list[float]]]] = {}
+
+
+def _crossfire_gain(tie_rule: str) -> list[list[list[float]]]:
+    """The gain table of one tie rule, computed over all 52³ card triples at once (numpy)."""
+    table = _CF_GAIN.get(tie_rule)
+    if table is None:
+        import numpy as np
+
+        from arena.games.crossfire import RANK_ORDER
+
+        rank = np.array([RANK_ORDER[c[0]] for c in _CF_DECK])
+        suit = np.array(["SHDC".index(c[1]) for c in _CF_DECK])
+        d, n, o = np.ix_(range(52), range(52), range(52))
+        dn, do, no = suit[d] == suit[n], suit[d] == suit[o], suit[n] == suit[o]
+        rd, rn, ro = rank[d], rank[n], rank[o]
+        # The layout after movement, as in resolve_round: all match, D~N, D~O, N~O, none.
+        cases = [dn & no, dn, do, no]
+        left = np.select(cases, [ro, rn, ro, rd], rd)
+        middle = np.select(cases, [rd, rd, rn, ro], rn)
+        right = np.select(cases, [rn, ro, rd, rn], ro)
+        dealer = np.where(left > right, 1, -1)
+        dead = ((left <= middle) & (right <= middle)) | (left == right)
+        if tie_rule == "played_cards":
+            dead |= rd == ro
+        result = np.where(dead, 0, dealer)
+        distinct = (d != n) & (d != o) & (n != o)
+        result = np.where(distinct, result, 0)
+        as_dealer = result.sum(axis=2) / 50.0  # [card, neutral]
+        as_opponent = -result.sum(axis=0).T / 50.0  # [card (the opponent's), neutral]
+        gains = []
+        for value in (as_opponent, as_dealer):
+            off = ~np.eye(52, dtype=bool)
+            mean = (value * off).sum(axis=1, keepdims=True) / 51.0
+            gains.append(np.where(off, value - mean, 0.0).tolist())
+        table = _CF_GAIN[tie_rule] = gains
+    return table
+
+
+def crossfire_prior(state, seat: int, legal: list) -> list[float]:
+    """Per legal slot, 0..1: how much more than usual its card gains beside the current neutral."""
+    row = state.rows[seat]
+    neutral = state.neutral
+    if neutral is None:
+        return [0.5] * len(legal)
+    gain = _crossfire_gain(state.options.tie_rule)[1 if state.dealer == seat else 0]
+    n = _CF_INDEX[neutral]
+    return [0.5 + 0.5 * gain[_CF_INDEX[row[a["slot"]]]][n] for a in legal]
+
+
+def crossfire_fast(state, rng: random.Random, stop_at_round_end: bool, plies: int | None = None,
+                   greedy: float = 0.7) -> None:
+    """Crossfire playout: each seat plays the card of its (determinized) row that gains most
+    beside the neutral (with probability `greedy`; else a random one), so cards that are good
+    anywhere are kept for later as a real player keeps them. Stops after `plies` rounds or, if
+    asked, at the end of the deal."""
+    gain = _crossfire_gain(state.options.tie_rule)
+    index = _CF_INDEX
+    rand = rng.random
+    start = state.deal_index
+    left = -1 if plies is None else plies
+    while not state.over and left:
+        left -= 1
+        if stop_at_round_end and state.deal_index != start:
+            return
+        n = index[state.neutral]
+        # A new deal replaces the row and slot lists.
+        rows, free = state.rows, state._slots
+        picks = []
+        for seat in (0, 1):
+            slots = free[seat]
+            if len(slots) == 1 or rand() >= greedy:
+                picks.append(slots[int(rand() * len(slots))])
+                continue
+            table = gain[1 if state.dealer == seat else 0]
+            row = rows[seat]
+            picks.append(max(slots, key=lambda k: table[index[row[k]]][n]))
+        state._play((picks[0], picks[1]))
+
+
+def crossfire_greedy(state, seat: int, legal: list, rng: random.Random) -> JSON:
+    """The legal slot whose card gains most beside the neutral (a model of a greedy player)."""
+    prior = crossfire_prior(state, seat, legal)
+    return legal[max(range(len(legal)), key=prior.__getitem__)]
+
+
+def crossfire_tables(state) -> object:
+    """Build (once per tie rule) the gain table the Crossfire playout and prior look up."""
+    return _crossfire_gain(state.options.tie_rule)
+
+
+def crossfire_deal(state) -> int:
+    """The unit a Crossfire playout stops at: the deal (each deal is scored on its own cards)."""
+    return state.deal_index
 
 
 # -- Crosswalk ---------------------------------------------------------------------------------------
