@@ -390,9 +390,9 @@ def heuristic_policy(state, seat: int, legal: list, rng: random.Random,
 
 
 def show_bonus(state) -> list[float]:
-    """Per seat, its side's expected show value of the visible hands minus nothing else: the
-    heuristic's hand value (face-down slots as unknown cards) summed over the side's seats, so a
-    playout cut before the show still counts the hands it built."""
+    """Per seat, its side's expected show value: the heuristic's hand value of each seat's visible
+    slots (face-down ones as unknown cards) summed over the side, so a playout cut before the show
+    still counts the hands it built (0 once the round's show has begun)."""
     n = state.n
     hand, up = state.hand, state.up
     side_of = state.side_of
