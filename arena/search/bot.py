@@ -67,4 +67,5 @@ ismcts_xeri = factory(iterations=600, time_ms=900)
 ismcts_crossfire = factory(iterations=600, time_ms=900)
 ismcts_crosswalk = factory(iterations=300, time_ms=900)
 ismcts_bfc = factory(iterations=250, time_ms=900)
-ismcts_bfc_teams = factory(iterations=200, time_ms=900, exploration=1.0)
+# The team bot searches with the heuristic-informed "policy" profile (arena.search.bfc_playout).
+ismcts_bfc_teams = factory(iterations=150, time_ms=900, exploration=0.3, profile="policy")

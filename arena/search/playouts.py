@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from arena.cards import standard_deck
 from arena.games.base import JSON, GameState
 from arena.games.cribbage_scoring import line_points, pip
+from arena.search.bfc_playout import heuristic_policy, heuristic_prior, show_bonus
 
 _BFC_PIP: dict[str, int] = {c: pip(c) for c in standard_deck(jokers=1)}
 
@@ -357,7 +358,12 @@ PROFILES: dict[str, Profile] = {
 POLICY_PROFILES: dict[str, Profile] = {
     **PROFILES,
     "crosswalk": Profile(stop_at_round_end=True, scale=40.0, policy=crosswalk_policy),
-    "battlefield_cribbage": Profile(stop_at_round_end=True, scale=12.0, policy=bfc_policy),
+    # BFC: the heuristic's own action values (arena.search.bfc_playout) as prior and playout
+    # rule, playouts cut 8 plies below the root and scored with the visible hands' expected show
+    # value; the 4-seat team bot uses it (low exploration: a point is only 1/8 of the reward scale).
+    "battlefield_cribbage": Profile(stop_at_round_end=True, scale=8.0, prior=heuristic_prior,
+                                    prior_weight=1.0, policy=heuristic_policy, horizon=8,
+                                    bonus=show_bonus),
 }
 
 RANDOM_PROFILES: dict[str, Profile] = {
