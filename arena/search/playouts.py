@@ -348,7 +348,11 @@ def xeri_bonus(state) -> list[float]:
 PROFILES: dict[str, Profile] = {
     "xeri": Profile(stop_at_round_end=True, scale=8.0, fast=xeri_fast, horizon=8,
                     bonus=xeri_bonus),
-    "crossfire": Profile(stop_at_round_end=False, scale=3.0),
+    # The other seat is modelled as the greedy gain player (the heuristic's rule) and playouts
+    # play that rule too, 30 % at random: 58.5 % against the heuristic over 200 games at 600
+    # iterations, where decoupled UCT with random playouts scored 54.5 % on the same deals.
+    "crossfire": Profile(stop_at_round_end=False, scale=3.0, fast=crossfire_fast,
+                         opponent=crossfire_greedy, prepare=crossfire_tables),
     "crosswalk": Profile(stop_at_round_end=True, scale=40.0),
     "battlefield_cribbage": Profile(stop_at_round_end=True, scale=12.0),
 }
