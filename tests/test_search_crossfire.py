@@ -71,10 +71,3 @@ def test_a_playout_cut_at_the_deal_stops_with_the_deal(seed):
     crossfire_fast(state, random.Random(seed), False)
     assert state.over and len(state.history) == 15
 
-
-def test_the_generic_playout_stops_at_the_unit_the_profile_names():
-    from arena.search.playouts import crossfire_deal, play_out
-
-    state = new_game("crossfire", {"open_rows": True}, 2, 8)
-    play_out(state, random.Random(0), True, None, unit=crossfire_deal)
-    assert state.deal_index == 2 and len(state.history) == 5

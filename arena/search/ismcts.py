@@ -10,7 +10,9 @@ the game's `Profile` (arena.search.playouts): a cheap state-based policy or rand
 of the game or of the current round. A finished game's reward blends its rank (1 alone first, 0
 alone last, ties split) with the squashed gain of the side's score margin over the search's root;
 a playout cut at a round's end is scored by that margin gain alone. Rewards are per side, so
-partners share them.
+partners share them. A profile may also bias the tree with a rule-based prior (progressive bias:
+untried actions in the rule's order, then a bonus that fades with visits) and may model the other
+sides' play by a rule, so that the tree branches on the searching side's choices only.
 
 Given its seed and an iteration budget a search is deterministic; a time budget stops earlier on
 a slow machine and is for play, not for tests.
@@ -255,7 +257,7 @@ class _Scorer:
         if profile.fast is not None:
             profile.fast(det, rng, self.cut, plies)
         else:
-            play_out(det, rng, self.cut, profile.policy, plies, profile.unit)
+            play_out(det, rng, self.cut, profile.policy, plies)
 
     def rewards(self, det: GameState) -> list[float]:
         """Reward in [0, 1] per seat for where `det` stands (finished or cut at a round's end)."""
