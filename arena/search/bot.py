@@ -65,7 +65,10 @@ ismcts_100ms = factory(time_ms=100)
 ismcts_400it = factory(iterations=400)
 ismcts_xeri = factory(iterations=600, time_ms=900)
 ismcts_crossfire = factory(iterations=600, time_ms=900)
-ismcts_crosswalk = factory(iterations=300, time_ms=900)
+# Crosswalk: heuristic-rule playouts and prior (arena.search.crosswalk_playout); a 4-seat
+# iteration costs more (four seats' statistics and priors per node), hence its own budget.
+ismcts_crosswalk = factory(iterations=400, time_ms=900)
+ismcts_crosswalk_4p = factory(iterations=350, time_ms=900)
 ismcts_bfc = factory(iterations=250, time_ms=900)
 # The team bot searches with the heuristic-informed "policy" profile (arena.search.bfc_playout).
 ismcts_bfc_teams = factory(iterations=150, time_ms=900, exploration=0.3, profile="policy")
