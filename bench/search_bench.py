@@ -4,12 +4,14 @@
 
 For each game, one search from the state after a few random moves, with each playout profile
 (arena.search.playouts): "random" (plain ISMCTS: whole-game random playouts, rank rewards),
-"tuned" (what the bots use: cut-offs at the round's end or a horizon, margin rewards, the Xeri
-playout rule) and "policy" (tuned plus the rule-based BFC and Crosswalk playouts). Rates are per
-second of CPU time (process time), so a busy shared machine slows them less than wall time
-would; CPU ms per move is what the configs' iteration budget costs. The engine operations counted
-are determinize (each is one clone plus a re-deal), legal_actions and apply calls in the tree. The
-goal for Xeri is at least 2,000 iterations/s on one core with random playouts.
+"tuned" (the default: cut-offs at the round's end or a horizon, margin rewards, the Xeri and
+Crosswalk playout rules) and "policy" (the rule-informed variants: the BFC heuristic as prior and
+playout rule, which the team bot uses; Crossfire's modelled opponent). Rates are per second of
+CPU time (process time), so a busy shared machine slows them less than wall time would; the
+budget and CPU ms per move are the shipped bot's (arena.search.bot.SHIPPED), on the row of the
+profile it uses. The engine operations counted are determinize (each is one clone plus a
+re-deal), legal_actions and apply calls in the tree. The goal for Xeri is at least 2,000
+iterations/s on one core with random playouts.
 """
 
 from __future__ import annotations
@@ -20,16 +22,17 @@ import time
 
 from arena.games import new_game
 from arena.search import ISMCTS
+from arena.search.bot import SHIPPED
 
+# Game, seats, options, and the shipped bot (arena.search.bot.SHIPPED) that plays it.
 CASES = [
-    ("xeri", 2, {}),
-    ("crossfire", 2, {"open_rows": True}),
-    ("crosswalk", 2, {}),
-    ("crosswalk", 4, {}),
-    ("battlefield_cribbage", 2, {}),
-    ("battlefield_cribbage", 4, {"team_mode": True}),
+    ("xeri", 2, {}, "xeri"),
+    ("crossfire", 2, {"open_rows": True}, "crossfire"),
+    ("crosswalk", 2, {}, "crosswalk"),
+    ("crosswalk", 4, {}, "crosswalk_4p"),
+    ("battlefield_cribbage", 2, {}, "bfc"),
+    ("battlefield_cribbage", 4, {"team_mode": True}, "bfc_teams"),
 ]
-
 
 def position(name: str, seats: int, options: dict, moves: int = 4):
     """A game state a few random moves in."""
@@ -53,10 +56,6 @@ def bench_determinize_playout(state, n: int = 2000) -> float:
     return n / max(1e-9, time.process_time() - started)
 
 
-# The iteration budget per move of each configs/search config (arena.search.bot factories).
-BUDGETS = {("xeri", 2): 600, ("crossfire", 2): 600, ("crosswalk", 2): 300, ("crosswalk", 4): 300,
-           ("battlefield_cribbage", 2): 250, ("battlefield_cribbage", 4): 200}
-
 
 def main() -> None:
     """Print one line per game and profile."""
@@ -65,23 +64,28 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'game':28} {'profile':8} {'it/s':>8} {'budget':>7} {'ms/move':>8} "
           f"{'det+playout/s':>14} {'det/it':>7} {'legal/it':>9} {'apply/it':>9}")
-    for name, seats, options in CASES:
+    for name, seats, options, bot in CASES:
         state = position(name, seats, options)
         label = f"{name} {seats}p" + (" teams" if options.get("team_mode") else "")
         bare = bench_determinize_playout(state, max(200, args.iterations // 4))
+        shipped = SHIPPED[bot]
         for profile in ("random", "tuned", "policy"):
-            search = ISMCTS(iterations=args.iterations, seed=1, profile=profile)
+            exploration = shipped.get("exploration", 0.7)
+            search = ISMCTS(iterations=args.iterations, seed=1, profile=profile,
+                            exploration=exploration)
             started = time.process_time()
             search.search(state, state.to_act()[0], random.Random(2))
             rate = args.iterations / max(1e-9, time.process_time() - started)
             ops = search.ops
             it = max(1, ops["iterations"])
-            budget = BUDGETS[(name, seats)]
-            print(f"{label:28} {profile:8} {rate:8.0f} {budget:7d} {1000 * budget / rate:8.0f} "
+            # The budget and CPU per move only on the row of the profile the shipped bot uses.
+            used = profile == shipped.get("profile", "tuned")
+            budget = f"{shipped['iterations']:7d} {1000 * shipped['iterations'] / rate:8.0f}" \
+                if used else f"{'':7} {'':8}"
+            print(f"{label:28} {profile:8} {rate:8.0f} {budget} "
                   f"{bare if profile == 'random' else float('nan'):14.0f} "
                   f"{ops['determinize'] / it:7.2f} {ops['legal_actions'] / it:9.2f} "
                   f"{ops['apply'] / it:9.2f}")
-
 
 if __name__ == "__main__":
     main()

@@ -57,18 +57,28 @@ def factory(iterations: int | None = None, time_ms: float | None = None, seed: i
                              exploration=exploration, profile=profile)
 
 
-# Time-budget factories (for play), and the ones named in configs/search/*.toml: an iteration
-# budget per game keeps results reproducible (each is about 100-180 ms of CPU per move here); the
-# 900 ms wall-time cap (under the configs' move_ms = 1000) only guards a busy shared machine.
+# The settings of the bots named in configs/search/*.toml (bench/search_bench.py measures them):
+# an iteration budget per game keeps results reproducible (each is about 100-180 ms of CPU per
+# move here); the 900 ms wall-time cap (under the configs' move_ms = 1000) only guards a busy
+# shared machine. Crosswalk at 4 seats costs more per iteration (four seats' statistics and priors
+# per node), hence its own budget; the BFC team bot searches with the heuristic-informed "policy"
+# profile (arena.search.bfc_playout) and a low exploration constant.
+SHIPPED: dict[str, dict] = {
+    "xeri": {"iterations": 600},
+    "crossfire": {"iterations": 600},
+    "crosswalk": {"iterations": 400},
+    "crosswalk_4p": {"iterations": 350},
+    "bfc": {"iterations": 250},
+    "bfc_teams": {"iterations": 150, "exploration": 0.3, "profile": "policy"},
+}
+
+# Time-budget factories, for play.
 ismcts_150ms = factory(time_ms=150)
 ismcts_100ms = factory(time_ms=100)
 ismcts_400it = factory(iterations=400)
-ismcts_xeri = factory(iterations=600, time_ms=900)
-ismcts_crossfire = factory(iterations=600, time_ms=900)
-# Crosswalk: heuristic-rule playouts and prior (arena.search.crosswalk_playout); a 4-seat
-# iteration costs more (four seats' statistics and priors per node), hence its own budget.
-ismcts_crosswalk = factory(iterations=400, time_ms=900)
-ismcts_crosswalk_4p = factory(iterations=350, time_ms=900)
-ismcts_bfc = factory(iterations=250, time_ms=900)
-# The team bot searches with the heuristic-informed "policy" profile (arena.search.bfc_playout).
-ismcts_bfc_teams = factory(iterations=150, time_ms=900, exploration=0.3, profile="policy")
+ismcts_xeri = factory(time_ms=900, **SHIPPED["xeri"])
+ismcts_crossfire = factory(time_ms=900, **SHIPPED["crossfire"])
+ismcts_crosswalk = factory(time_ms=900, **SHIPPED["crosswalk"])
+ismcts_crosswalk_4p = factory(time_ms=900, **SHIPPED["crosswalk_4p"])
+ismcts_bfc = factory(time_ms=900, **SHIPPED["bfc"])
+ismcts_bfc_teams = factory(time_ms=900, **SHIPPED["bfc_teams"])

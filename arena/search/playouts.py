@@ -343,8 +343,8 @@ PROFILES: dict[str, Profile] = {
     "battlefield_cribbage": Profile(stop_at_round_end=True, scale=12.0),
 }
 
-# The same with the rule-based BFC and Crosswalk playout policies: 20-35 % fewer iterations per
-# second, and in short tests (12-16 games) not yet clearly stronger, so not the bots' default.
+# Rule-informed variants (profile kind "policy"): the BFC team bot searches with the BFC entry;
+# the Crossfire and Crosswalk entries measured no better than the defaults and are kept to compare.
 POLICY_PROFILES: dict[str, Profile] = {
     **PROFILES,
     # Crossfire with the other seat modelled as the greedy gain player and playouts by that rule
