@@ -67,12 +67,16 @@ def test_the_prior_is_one_for_the_heuristic_choice_and_below_for_the_rest():
         state.apply({seat: rng.choice(legal)})
 
 
-def test_the_show_bonus_is_shared_by_partners():
-    state = new_game("battlefield_cribbage", {"team_mode": True}, 4, 3)
-    rng = random.Random(1)
-    for _ in range(30):
+def _play_randomly(state, rng: random.Random, plies: int) -> None:
+    """Apply `plies` uniformly random moves (a turn-based game: one seat acts at a time)."""
+    for _ in range(plies):
         seat = state.to_act()[0]
         state.apply({seat: rng.choice(state.legal_actions(seat))})
+
+
+def test_the_show_bonus_is_shared_by_partners():
+    state = new_game("battlefield_cribbage", {"team_mode": True}, 4, 3)
+    _play_randomly(state, random.Random(1), 30)
     bonus = show_bonus(state)
     assert len(bonus) == 4
     assert bonus[0] == bonus[2] and bonus[1] == bonus[3]
@@ -88,12 +92,9 @@ def test_the_team_profile_uses_the_heuristic_knowledge():
 def test_the_team_search_is_legal_and_deterministic():
     state = new_game("battlefield_cribbage", {"team_mode": True}, 4, 21)
     rng = random.Random(2)
-    for _ in range(9):
-        seat = state.to_act()[0]
-        state.apply({seat: rng.choice(state.legal_actions(seat))})
+    _play_randomly(state, rng, 9)
     while len(state.legal_actions(state.to_act()[0])) < 2:
-        seat = state.to_act()[0]
-        state.apply({seat: rng.choice(state.legal_actions(seat))})
+        _play_randomly(state, rng, 1)
     seat = state.to_act()[0]
     before = state.full_view()
     picks = [ISMCTS(iterations=30, exploration=0.3, seed=1, profile="policy")

@@ -91,7 +91,7 @@ def _counts_from_key(key: int) -> list[int]:
     return [0] + [(key >> (_RANK_BITS * i)) & mask for i in range(13)]
 
 
-def _rank_parts(counts: Sequence[int]) -> tuple[int, int, int]:
+def rank_parts(counts: Sequence[int]) -> tuple[int, int, int]:
     """(fifteens, pairs, runs) points of cards with rank multiplicities counts[1..13]."""
     ways = [1] + [0] * 15  # ways[t] = number of card subsets with pip total t
     for rank in range(1, 14):
@@ -122,7 +122,7 @@ def _rank_points(key: int) -> int:
     """Fifteens+pairs+runs of a rank-multiset key, computed once per key and then cached."""
     pts = _RANK_TABLE.get(key)
     if pts is None:
-        pts = _RANK_TABLE[key] = sum(_rank_parts(_counts_from_key(key)))
+        pts = _RANK_TABLE[key] = sum(rank_parts(_counts_from_key(key)))
     return pts
 
 
@@ -169,7 +169,7 @@ def hand_breakdown(hand: Sequence[str], starter: str, crib: bool = False) -> dic
     counts = [0] * 14
     for card in (*hand, starter):
         counts[_RANK[card]] += 1
-    fifteens, pairs, runs = _rank_parts(counts)
+    fifteens, pairs, runs = rank_parts(counts)
     suits = {card[1] for card in hand}
     flush = 0
     if len(suits) == 1:

@@ -17,6 +17,7 @@ import random
 from functools import lru_cache
 
 from arena.games.base import JSON
+from arena.games.cribbage_scoring import rank_parts
 
 JOKER = "JK"
 HAND = 5
@@ -42,25 +43,10 @@ def _pip(rank: int) -> int:
 @lru_cache(maxsize=None)
 def _rank_points(ranks: tuple[int, ...]) -> int:
     """Fifteens, pairs and runs of a sorted multiset of up to five ranks."""
-    ways = [1] + [0] * 15
-    for r in ranks:
-        p = _pip(r)
-        for t in range(15, p - 1, -1):
-            ways[t] += ways[t - p]
-    counts = [0] * 15
+    counts = [0] * 14
     for r in ranks:
         counts[r] += 1
-    pts = 2 * ways[15] + sum(m * (m - 1) for m in counts)
-    length, product = 0, 1
-    for m in counts[1:]:
-        if m:
-            length += 1
-            product *= m
-        else:
-            if length >= 3:
-                pts += length * product
-            length, product = 0, 1
-    return pts
+    return sum(rank_parts(counts))
 
 
 def _with(ranks: tuple[int, ...], r: int) -> tuple[int, ...]:
