@@ -4,7 +4,8 @@
 Run it with Arena's interpreter (the manifest's `python3` must be one that has Arena installed).
 Usage: ismcts_bot.py [TIME_MS] [SEED] [ITERATIONS]; each move searches ITERATIONS iterations (no
 limit if absent or 0) but for no longer than min(TIME_MS, about half of the act's time_left_ms).
-The game's options come once, in game_start.
+The game's options come once, in game_start, which also picks the exploration constant and
+playout profile of the shipped bot for that game and seat count (arena.search.bot.SHIPPED).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def main(argv: list[str]) -> None:
     time_ms = float(argv[0]) if argv else 100.0
     seed = int(argv[1]) if len(argv) > 1 else 0
     iterations = int(argv[2]) if len(argv) > 2 and int(argv[2]) > 0 else None
-    bot = ISMCTSBot(iterations=iterations, time_ms=time_ms, seed=seed)
+    # Each game's exploration and playout profile as the shipped in-process bots use them.
+    bot = ISMCTSBot(iterations=iterations, time_ms=time_ms, seed=seed, per_game=True)
     for line in sys.stdin:
         line = line.strip()
         if not line:

@@ -94,3 +94,19 @@ def test_a_modelled_opponent_plays_by_the_model_and_keeps_no_statistics():
     assert calls and set(calls) == {1}
     # The tree's root holds the searcher's five slots, each tried.
     assert len(stats) == 5 and sum(n for n, _ in stats.values()) == 60
+
+
+def test_a_per_game_bot_takes_the_shipped_settings_of_each_game():
+    from arena.search.bot import SHIPPED, shipped_bot
+
+    bot = ISMCTSBot(iterations=10, per_game=True)
+    bot.game_start({"type": "game_start", "game": "battlefield_cribbage",
+                    "options": {"team_mode": True}, "seat": 0, "players": ["a", "b", "c", "d"]})
+    assert (bot.search.c, bot.search.profile) == (SHIPPED["bfc_teams"]["exploration"], "policy")
+    bot.game_start({"type": "game_start", "game": "xeri", "options": {}, "seat": 1,
+                    "players": ["a", "b"]})
+    assert (bot.search.c, bot.search.profile) == (0.7, "tuned")
+    assert bot.search.iterations == 10
+    assert shipped_bot("crosswalk", 4, {}) == "crosswalk_4p"
+    assert shipped_bot("crosswalk", 2, {}) == "crosswalk"
+    assert shipped_bot("battlefield_cribbage", 2, {"team_mode": False}) == "bfc"

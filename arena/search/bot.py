@@ -22,15 +22,24 @@ class ISMCTSBot:
     """An in-process ISMCTS bot with an iteration and/or time budget per move."""
 
     def __init__(self, iterations: int | None = 1000, time_ms: float | None = None,
-                 seed: int = 0, exploration: float = 0.7, profile: str = "tuned"):
+                 seed: int = 0, exploration: float = 0.7, profile: str = "tuned",
+                 per_game: bool = False):
         self.search = ISMCTS(iterations=iterations, time_ms=time_ms, seed=seed,
                              exploration=exploration, profile=profile)
         self.seed = seed
         self.options: dict | None = None
+        # Take each game's exploration and profile from SHIPPED at game_start (the budget stays).
+        self.per_game = per_game
 
     def game_start(self, msg: dict) -> None:
-        """Keep the game's options (they come once, in game_start)."""
+        """Keep the game's options (they come once, in game_start); with `per_game`, search
+        with the shipped bot's exploration and profile for this game and seat count."""
         self.options = dict(msg.get("options") or {})
+        if self.per_game and msg.get("game"):
+            settings = SHIPPED[shipped_bot(msg["game"], len(msg.get("players") or ()) or 2,
+                                           self.options)]
+            self.search.c = settings.get("exploration", 0.7)
+            self.search.profile = settings.get("profile", "tuned")
 
     def choose(self, observation: dict, legal_actions: list, time_left_ms: float | None = None):
         """The searched action for this observation (deterministic given seed and iterations)."""
@@ -71,6 +80,17 @@ SHIPPED: dict[str, dict] = {
     "bfc": {"iterations": 250},
     "bfc_teams": {"iterations": 150, "exploration": 0.3, "profile": "policy"},
 }
+
+
+
+def shipped_bot(game: str, seats: int, options: Mapping) -> str:
+    """The SHIPPED entry that plays `game` at `seats` seats with these options."""
+    if game == "crosswalk":
+        return "crosswalk" if seats == 2 else "crosswalk_4p"
+    if game == "battlefield_cribbage":
+        return "bfc_teams" if options.get("team_mode") else "bfc"
+    return game
+
 
 # Time-budget factories, for play.
 ismcts_150ms = factory(time_ms=150)
