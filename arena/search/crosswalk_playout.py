@@ -25,32 +25,40 @@ def default_rules(state) -> bool:
     return opts.lead_tie == "all_lead" and opts.movement == "absolute"
 
 
+def _unplayed_row(colours, played: set) -> list[int]:
+    """cum[h] = the unplayed cards of `colours` numbered h or less (h = 0..10)."""
+    cum = [0] * 11
+    for colour in colours:
+        for n in range(1, 11):
+            if colour + str(n) not in played:
+                cum[n] += 1
+    for n in range(1, 11):
+        cum[n] += cum[n - 1]
+    return cum
+
+
 def _unplayed_cumulative(state) -> dict[int, list[int]]:
     """Per participant: cum[h] = its unplayed own cards numbered h or less (h = 0..10)."""
     played = set(state.played)
-    out = {}
-    for s in state.participants:
-        cum = [0] * 11
-        for colour in state.seat_colours[s]:
-            for n in range(1, 11):
-                if colour + str(n) not in played:
-                    cum[n] += 1
-        for n in range(1, 11):
-            cum[n] += cum[n - 1]
-        out[s] = cum
-    return out
+    return {s: _unplayed_row(state.seat_colours[s], played) for s in state.participants}
+
+
+def _all_below(rows) -> list[float]:
+    """below[h] = P(every seat of `rows` (cumulative unplayed counts) shows a number <= h), each
+    showing one of its unplayed cards uniformly; seats with none left are skipped."""
+    below = [1.0] * 11
+    for cum in rows:
+        total = cum[10]
+        if total:
+            for h in range(11):
+                below[h] *= cum[h] / total
+    return below
 
 
 def _opponent_max(cums: dict[int, list[int]], seat: int) -> list[float]:
     """P(the highest card the other participants show is h), h = 0..10, each showing one of its
     unplayed cards uniformly."""
-    below = [1.0] * 11
-    for s, cum in cums.items():
-        total = cum[10]
-        if s == seat or not total:
-            continue
-        for h in range(11):
-            below[h] *= cum[h] / total
+    below = _all_below(cum for s, cum in cums.items() if s != seat)
     return [below[0]] + [below[h] - below[h - 1] for h in range(1, 11)]
 
 
@@ -147,16 +155,7 @@ def _finish_round(state, rng: random.Random, greedy: float) -> None:
     number = _NUMBER
     played = set(state.played)
     # cum[s][h]: seat s's unplayed own cards numbered h or less, kept up to date as cards go.
-    cum = []
-    for s in range(n):
-        row = [0] * 11
-        for colour in seat_colours[s]:
-            for k in range(1, 11):
-                if colour + str(k) not in played:
-                    row[k] += 1
-        for k in range(1, 11):
-            row[k] += row[k - 1]
-        cum.append(row)
+    cum = [_unplayed_row(seat_colours[s], played) for s in range(n)]
     participants = list(state.participants)
     dealer = state.dealer
 
@@ -185,15 +184,7 @@ def _finish_round(state, rng: random.Random, greedy: float) -> None:
             if len(hand) == 1 or rand() >= greedy:
                 card = hand[int(rand() * len(hand))]
             else:
-                below = [1.0] * 11
-                for o in participants:
-                    if o != s:
-                        row = cum[o]
-                        total = row[10]
-                        if total:
-                            for h in range(11):
-                                below[h] *= row[h] / total
-                values = keep_values(below)
+                values = keep_values(_all_below(cum[o] for o in participants if o != s))
                 card, key = hand[0], None
                 for c in hand:
                     k = number[c]
