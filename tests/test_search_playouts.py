@@ -10,7 +10,7 @@ import pytest
 from arena.games import new_game
 from arena.search import ISMCTS, ISMCTSBot
 from arena.search.ismcts import _Scorer
-from arena.search.playouts import PROFILES, Profile, bfc_policy, play_out, xeri_fast
+from arena.search.playouts import PROFILES, Profile, play_out, xeri_fast
 
 
 def _advance(state, rng, moves):
@@ -18,43 +18,6 @@ def _advance(state, rng, moves):
         if not state.to_act():
             break
         state.apply({s: rng.choice(state.legal_actions(s)) for s in state.to_act()})
-
-
-@pytest.mark.parametrize("seats,options", [(2, {}), (4, {"team_mode": True})])
-def test_the_bfc_policy_answers_legal_actions_through_whole_games(seats, options):
-    rng = random.Random(3)
-    for seed in range(3):
-        state = new_game("battlefield_cribbage", options, seats, seed)
-        steps = 0
-        while state.to_act() and steps < 3000:
-            actions = {}
-            for s in state.to_act():
-                legal = state.legal_actions(s)
-                action = bfc_policy(state, s, legal, rng)
-                assert action in legal
-                actions[s] = action
-            state.apply(actions)
-            steps += 1
-        assert not state.to_act()
-
-
-def test_the_bfc_policy_takes_a_fifteen_when_the_drawn_card_makes_one():
-    state = new_game("battlefield_cribbage", {}, 2, 5)
-    rng = random.Random(0)
-    while not (state.to_act() and state.phase == "after_draw"):
-        s = state.to_act()[0]
-        legal = state.legal_actions(s)
-        draw = [a for a in legal if a["type"] == "draw"]
-        state.apply({s: draw[0] if draw else rng.choice(legal)})
-    seat = state.to_act()[0]
-    # Make the drawn card complete a 15 on a line of 10 and every slot card a non-scorer.
-    state.line, state.total, state.pending = ["KS"], 10, "5H"
-    for k in range(5):
-        state.hand[seat * 5 + k] = ["2C", "3C", "4D", "8C", "9D"][k]
-        state.up[seat * 5 + k] = True
-    picks = {bfc_policy(state, seat, state.legal_actions(seat), random.Random(i))["type"]
-             for i in range(10)}
-    assert picks == {"place_drawn"}
 
 
 @pytest.mark.parametrize("fast", [None, xeri_fast])

@@ -82,7 +82,6 @@ SHIPPED: dict[str, dict] = {
 }
 
 
-
 def shipped_bot(game: str, seats: int, options: Mapping) -> str:
     """The SHIPPED entry that plays `game` at `seats` seats with these options."""
     if game == "crosswalk":

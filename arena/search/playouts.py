@@ -16,11 +16,8 @@ from dataclasses import dataclass
 
 from arena.cards import standard_deck
 from arena.games.base import JSON, GameState
-from arena.games.cribbage_scoring import line_points, pip
 from arena.search.bfc_playout import heuristic_policy, heuristic_prior, show_bonus
 from arena.search.crosswalk_playout import crosswalk_fast, crosswalk_prior
-
-_BFC_PIP: dict[str, int] = {c: pip(c) for c in standard_deck(jokers=1)}
 
 PlayoutPolicy = Callable[[GameState, int, list, random.Random], JSON]
 
@@ -150,62 +147,6 @@ def xeri_random(state, rng: random.Random, stop_at_round_end: bool,
     """Uniformly random Xeri plays, without action lists (xeri_fast never capturing on purpose,
     one draw per play); stops after `plies` plays or at the round's end if asked."""
     xeri_fast(state, rng, stop_at_round_end, plies, capture=0.0)
-
-
-# -- Battlefield Cribbage ----------------------------------------------------------------------------
-
-def _bfc_lay_points(state, card: str) -> float:
-    """Points (placer's minus the go point given away) of laying `card` on the line now."""
-    pip = _BFC_PIP[card]
-    opts = state.options
-    if state.total + pip > 31:
-        line, given = [card], 1.0
-    else:
-        line, given = state.line + [card], 0.0
-    points = line_points(line, opts.line_scoring, opts.line_group_max_cards, opts.joker_on_line)
-    # A line left at 5 or 21 invites the next seat's 15 or 31 with any ten-card.
-    total = sum(_BFC_PIP[c] for c in line)
-    invite = 0.6 if total in (5, 21) else 0.0
-    return points - given - invite
-
-
-def bfc_policy(state, seat: int, legal: list, rng: random.Random) -> JSON:
-    """BFC playout rule: usually draw; after a draw lay the card (the drawn one or the one it
-    replaces) that scores most on the line, preferring to turn a face-down slot up and to keep
-    fives and the joker out of the line's way; other decisions at random."""
-    kind = legal[0]["type"]
-    rand = rng.random
-    if kind == "draw":
-        if rand() < 0.85:
-            return legal[0]
-        return legal[int(rand() * len(legal))]
-    if kind != "place_drawn":
-        return legal[int(rand() * len(legal))]
-    drawn = state.pending
-    base = seat * 5
-    hand, up = state.hand, state.up
-    best, best_value = legal[0], _bfc_lay_points(state, drawn) + _bfc_lay_bonus(drawn)
-    for action in legal[1:]:
-        i = base + action["slot"]
-        old = hand[i]
-        if old is None:
-            continue
-        # Turning a face-down slot up brings going out (and a known hand) closer.
-        value = _bfc_lay_points(state, old) + _bfc_lay_bonus(old) + (0.8 if not up[i] else 0.0) \
-            + 0.05 * rand()
-        if value > best_value:
-            best, best_value = action, value
-    return best
-
-
-def _bfc_lay_bonus(card: str) -> float:
-    """What laying `card` (rather than keeping it) is worth to the hand: the joker kills a hand
-    and is best laid, fives make fifteens and are worth keeping."""
-    if card == "JK":
-        return 1.5
-    if card[0] == "5":
-        return -1.0
-    return 0.0
 
 
 # -- Crossfire ---------------------------------------------------------------------------------------
