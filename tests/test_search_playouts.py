@@ -40,7 +40,7 @@ def test_a_cut_playout_stops_when_the_round_ends(fast):
 
 def test_partners_share_rewards_and_a_gain_is_worth_more_than_a_loss():
     state = new_game("battlefield_cribbage", {"team_mode": True}, 4, 3)
-    scorer = _Scorer(state, Profile(stop_at_round_end=True, scale=10.0))
+    scorer = _Scorer(state, Profile(stop_at_round_end=True, scale=10.0), 0)
     later = state.clone()
     later.pts = [later.pts[0] + 6, later.pts[1]]
     rewards = scorer.rewards(later)

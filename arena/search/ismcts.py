@@ -110,7 +110,7 @@ class ISMCTS:
             return legal[0]
         rng = rng or random.Random(self.seed)
         # The scorer first: a profile's one-time tables must not eat the first move's budget.
-        scorer = _Scorer(state, self._profile_of(state))
+        scorer = _Scorer(state, self._profile_of(state), seat)
         budget_ms = time_ms if time_ms is not None else self.time_ms
         deadline = None if budget_ms is None else time.perf_counter() + budget_ms / 1000
         root = _Node()
@@ -130,7 +130,7 @@ class ISMCTS:
     def root_statistics(self, state: GameState, seat: int, rng: random.Random) -> dict:
         """Visits and mean reward of each root action after one search (for analysis)."""
         root = _Node()
-        scorer = _Scorer(state, self._profile_of(state))
+        scorer = _Scorer(state, self._profile_of(state), seat)
         for _ in range(self.iterations or 1):
             self._iterate(root, state, seat, rng, self.ops, scorer)
         stats = root.stats[seat]
@@ -140,6 +140,8 @@ class ISMCTS:
                  ops: dict, scorer: _Scorer) -> None:
         det = state.determinize(seat, rng)
         ops["determinize"] += 1
+        if scorer.infer is not None:
+            scorer.infer(det, rng)
         node = root
         path: list[tuple[_Node, dict[int, Any]]] = []
         c = self.c
@@ -219,10 +221,11 @@ class ISMCTS:
 class _Scorer:
     """Plays out and scores determinized states of one search, relative to its root's margins."""
 
-    def __init__(self, root: GameState, profile: Profile):
+    def __init__(self, root: GameState, profile: Profile, seat: int):
         self.profile = profile
         if profile.prepare is not None:
             profile.prepare(root)
+        self.infer = None if profile.belief is None else profile.belief(root, seat)
         self.teams = root.teams()
         self.side_of = [0] * root.num_seats
         for i, team in enumerate(self.teams):

@@ -48,6 +48,11 @@ class Profile:
     opponent: PlayoutPolicy | None = None
     # Builds what the profile's functions look up (state of the game about to be searched).
     prepare: Callable[[GameState], object] | None = None
+    # Inference from the other sides' past play under the `opponent` model: called once per
+    # search with (root state, searching seat), it returns a function that re-deals a fresh
+    # determinization in place (det, rng) so the hidden cards agree with what the modelled seats
+    # chose so far, or None when there is nothing to infer.
+    belief: Callable[[GameState, int], Callable[[GameState, random.Random], None] | None] | None = None
 
 
 def play_out(state: GameState, rng: random.Random, stop_at_round_end: bool,
