@@ -66,8 +66,9 @@ def baseline(card: str, dealer: bool, played_rule: bool) -> float:
     return _BASELINE[key]
 
 
-def choose(observation: dict, legal_actions: list) -> dict:
-    """The slot whose card gains most from this neutral card (any slot when rows are hidden)."""
+def choose(observation: dict, legal_actions: list, options: dict | None = None) -> dict:
+    """The slot whose card gains most from this neutral card (any slot when rows are hidden);
+    `options` are the game's (from game_start)."""
     row = observation.get("my_row")
     neutral = observation.get("neutral")
     if not row or not neutral or len(legal_actions) == 1:
@@ -76,7 +77,7 @@ def choose(observation: dict, legal_actions: list) -> dict:
     known = set(cards.values()) | {neutral} | set(observation.get("discards", ()))
     pool = [c for c in DECK if c not in known]
     dealer = observation["dealer"] == observation["seat"]
-    played_rule = observation.get("options", {}).get("tie_rule") == "played_cards"
+    played_rule = (options or {}).get("tie_rule") == "played_cards"
     best, best_score = legal_actions[0], None
     for action in legal_actions:
         card = cards[action["slot"]]
@@ -89,4 +90,6 @@ def choose(observation: dict, legal_actions: list) -> dict:
 if __name__ == "__main__":
     from arenabot import run
 
-    run(choose, name="crossfire_heuristic", version="1")
+    game_options: dict = {}  # protocol arena/2: the options come once per game, in game_start
+    run(lambda obs, legal: choose(obs, legal, game_options), name="crossfire_heuristic",
+        version="1", on_game_start=lambda msg: game_options.update(msg["options"]))

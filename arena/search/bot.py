@@ -74,7 +74,7 @@ def factory(iterations: int | None = None, time_ms: float | None = None, seed: i
 # profile (arena.search.bfc_playout) and a low exploration constant.
 SHIPPED: dict[str, dict] = {
     "xeri": {"iterations": 600},
-    "crossfire": {"iterations": 600},
+    "crossfire": {"iterations": 400},
     "crosswalk": {"iterations": 400},
     "crosswalk_4p": {"iterations": 350},
     "bfc": {"iterations": 250},

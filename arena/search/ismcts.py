@@ -145,7 +145,7 @@ class ISMCTS:
         node = root
         path: list[tuple[_Node, dict[int, Any]]] = []
         c = self.c
-        model = scorer.profile.opponent
+        model = scorer.model
         side_of = scorer.side_of
         my_side = side_of[seat]
         prior_of = scorer.profile.prior
@@ -225,7 +225,11 @@ class _Scorer:
         self.profile = profile
         if profile.prepare is not None:
             profile.prepare(root)
-        self.infer = None if profile.belief is None else profile.belief(root, seat)
+        fits = profile.opponent is not None and (
+            profile.identify is None or profile.identify(root, seat))
+        # The model of the other sides' play, if they play by it as far as can be told.
+        self.model = profile.opponent if fits else None
+        self.infer = profile.belief(root, seat) if fits and profile.belief is not None else None
         self.teams = root.teams()
         self.side_of = [0] * root.num_seats
         for i, team in enumerate(self.teams):

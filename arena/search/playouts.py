@@ -14,9 +14,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from arena.cards import standard_deck
 from arena.games.base import JSON, GameState
 from arena.search.bfc_playout import heuristic_policy, heuristic_prior, show_bonus
+from arena.search import crossfire_playout as crossfire
 from arena.search.crosswalk_playout import crosswalk_fast, crosswalk_prior
 
 PlayoutPolicy = Callable[[GameState, int, list, random.Random], JSON]
@@ -53,6 +53,9 @@ class Profile:
     # determinization in place (det, rng) so the hidden cards agree with what the modelled seats
     # chose so far, or None when there is nothing to infer.
     belief: Callable[[GameState, int], Callable[[GameState, random.Random], None] | None] | None = None
+    # Whether the other sides' play so far fits `opponent` (root state, searching seat): when it
+    # says no, the search plays them by statistics of their own (decoupled UCT) and infers nothing.
+    identify: Callable[[GameState, int], bool] | None = None
 
 
 def play_out(state: GameState, rng: random.Random, stop_at_round_end: bool,
@@ -154,105 +157,6 @@ def xeri_random(state, rng: random.Random, stop_at_round_end: bool,
     xeri_fast(state, rng, stop_at_round_end, plies, capture=0.0)
 
 
-# -- Crossfire ---------------------------------------------------------------------------------------
-
-_CF_DECK = standard_deck(jokers=0)
-_CF_INDEX = {card: i for i, card in enumerate(_CF_DECK)}
-# Per tie rule, gain[role][card index][neutral index] (role 1: the dealer): a card's expected round
-# result (+1 its seat scores, -1 the other) beside this neutral against a uniformly random other
-# card, minus its average over all neutrals: what this neutral makes the card worth beyond its
-# usual worth (the heuristic bot's measure, with the whole deck as the pool: one lookup).
-_CF_GAIN: dict[str, list[list[list[float]]]] = {}
-
-
-def _crossfire_gain(tie_rule: str) -> list[list[list[float]]]:
-    """The gain table of one tie rule, computed over all 52³ card triples at once (numpy)."""
-    table = _CF_GAIN.get(tie_rule)
-    if table is None:
-        import numpy as np
-
-        from arena.games.crossfire import RANK_ORDER
-
-        rank = np.array([RANK_ORDER[c[0]] for c in _CF_DECK])
-        suit = np.array(["SHDC".index(c[1]) for c in _CF_DECK])
-        d, n, o = np.ix_(range(52), range(52), range(52))
-        dn, do, no = suit[d] == suit[n], suit[d] == suit[o], suit[n] == suit[o]
-        rd, rn, ro = rank[d], rank[n], rank[o]
-        # The layout after movement, as in resolve_round: all match, D~N, D~O, N~O, none.
-        cases = [dn & no, dn, do, no]
-        left = np.select(cases, [ro, rn, ro, rd], rd)
-        middle = np.select(cases, [rd, rd, rn, ro], rn)
-        right = np.select(cases, [rn, ro, rd, rn], ro)
-        dealer = np.where(left > right, 1, -1)
-        dead = ((left <= middle) & (right <= middle)) | (left == right)
-        if tie_rule == "played_cards":
-            dead |= rd == ro
-        result = np.where(dead, 0, dealer)
-        distinct = (d != n) & (d != o) & (n != o)
-        result = np.where(distinct, result, 0)
-        as_dealer = result.sum(axis=2) / 50.0  # [card, neutral]
-        as_opponent = -result.sum(axis=0).T / 50.0  # [card (the opponent's), neutral]
-        gains = []
-        for value in (as_opponent, as_dealer):
-            off = ~np.eye(52, dtype=bool)
-            mean = (value * off).sum(axis=1, keepdims=True) / 51.0
-            gains.append(np.where(off, value - mean, 0.0).tolist())
-        table = _CF_GAIN[tie_rule] = gains
-    return table
-
-
-def crossfire_prior(state, seat: int, legal: list) -> list[float]:
-    """Per legal slot, 0..1: how much more than usual its card gains beside the current neutral."""
-    row = state.rows[seat]
-    neutral = state.neutral
-    if neutral is None:
-        return [0.5] * len(legal)
-    gain = _crossfire_gain(state.options.tie_rule)[1 if state.dealer == seat else 0]
-    n = _CF_INDEX[neutral]
-    return [0.5 + 0.5 * gain[_CF_INDEX[row[a["slot"]]]][n] for a in legal]
-
-
-def crossfire_fast(state, rng: random.Random, stop_at_round_end: bool, plies: int | None = None,
-                   greedy: float = 0.7) -> None:
-    """Crossfire playout: each seat plays the card of its (determinized) row that gains most
-    beside the neutral (with probability `greedy`; else a random one), so cards that are good
-    anywhere are kept for later as a real player keeps them. Stops after `plies` rounds or, if
-    asked, at the end of the deal."""
-    gain = _crossfire_gain(state.options.tie_rule)
-    index = _CF_INDEX
-    rand = rng.random
-    start = state.deal_index
-    left = -1 if plies is None else plies
-    while not state.over and left:
-        left -= 1
-        if stop_at_round_end and state.deal_index != start:
-            return
-        n = index[state.neutral]
-        # A new deal replaces the row and slot lists.
-        rows, free = state.rows, state._slots
-        picks = []
-        for seat in (0, 1):
-            slots = free[seat]
-            if len(slots) == 1 or rand() >= greedy:
-                picks.append(slots[int(rand() * len(slots))])
-                continue
-            table = gain[1 if state.dealer == seat else 0]
-            row = rows[seat]
-            picks.append(max(slots, key=lambda k: table[index[row[k]]][n]))
-        state._play((picks[0], picks[1]))
-
-
-def crossfire_greedy(state, seat: int, legal: list, rng: random.Random) -> JSON:
-    """The legal slot whose card gains most beside the neutral (a model of a greedy player)."""
-    prior = crossfire_prior(state, seat, legal)
-    return legal[max(range(len(legal)), key=prior.__getitem__)]
-
-
-def crossfire_tables(state) -> object:
-    """Build (once per tie rule) the gain table the Crossfire playout and prior look up."""
-    return _crossfire_gain(state.options.tie_rule)
-
-
 # -- Crosswalk ---------------------------------------------------------------------------------------
 
 # A pawn ends where its colour's last card put it: a high card earns its own number, a low card
@@ -280,7 +184,12 @@ def xeri_bonus(state) -> list[float]:
 PROFILES: dict[str, Profile] = {
     "xeri": Profile(stop_at_round_end=True, scale=8.0, fast=xeri_fast, horizon=8,
                     bonus=xeri_bonus),
-    "crossfire": Profile(stop_at_round_end=False, scale=3.0),
+    # The other seat modelled as the heuristic (exactly: arena.search.crossfire_playout) with its
+    # row drawn to explain its plays of the deal; a seat that does not play by it is searched
+    # with decoupled UCT instead. Playouts by the heuristic's measure (70 % of cards).
+    "crossfire": Profile(stop_at_round_end=False, scale=3.0, fast=crossfire.fast_playout,
+                         opponent=crossfire.model_pick, belief=crossfire.belief,
+                         identify=crossfire.identify, prepare=crossfire.prepare),
     # Playouts by the heuristic's final-card rule (75 % of the cards, the rest random) on a
     # plain-list simulation of the round, and the same rule as prior: random playouts judged
     # final cards badly (41.7 % against the heuristic at 4 seats, 50 % at 2).
@@ -293,12 +202,6 @@ PROFILES: dict[str, Profile] = {
 # the Crossfire and Crosswalk entries measured no better than the defaults and are kept to compare.
 POLICY_PROFILES: dict[str, Profile] = {
     **PROFILES,
-    # Crossfire with the other seat modelled as the greedy gain player and playouts by that rule
-    # (30 % random): 58.5 % against the heuristic over 200 in-process games at 600 iterations,
-    # but 45.7 % over 300 on the fresh deals of configs/search/crossfire_open_rows.toml (seed
-    # 2027), and 54.7 % against random (which it misreads as greedy); so not the default.
-    "crossfire": Profile(stop_at_round_end=False, scale=3.0, fast=crossfire_fast,
-                         opponent=crossfire_greedy, prepare=crossfire_tables),
     "crosswalk": Profile(stop_at_round_end=True, scale=40.0, policy=crosswalk_policy),
     # BFC: the heuristic's own action values (arena.search.bfc_playout) as prior and playout
     # rule, playouts cut 8 plies below the root and scored with the visible hands' expected show
