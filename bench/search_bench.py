@@ -24,6 +24,7 @@ import time
 
 from arena.games import new_game
 from arena.search import ISMCTS
+from arena.search.ismcts import EXPLORATION
 from arena.search.bot import SHIPPED
 from arena.search.crossfire_playout import heuristic_pick
 
@@ -87,7 +88,7 @@ def main() -> None:
         bare = bench_determinize_playout(state, max(200, args.iterations // 4))
         shipped = SHIPPED[bot]
         for profile in ("random", "tuned", "policy"):
-            exploration = shipped.get("exploration", 0.7)
+            exploration = shipped.get("exploration", EXPLORATION)
             search = ISMCTS(iterations=args.iterations, seed=1, profile=profile,
                             exploration=exploration)
             started = time.process_time()

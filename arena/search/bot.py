@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from arena.cards import derive_seed
 from arena.games import get_game
-from arena.search.ismcts import ISMCTS, action_key
+from arena.search.ismcts import EXPLORATION, ISMCTS, action_key
 
 
 def state_from_observation(observation: dict, options: Mapping | None):
@@ -22,7 +22,7 @@ class ISMCTSBot:
     """An in-process ISMCTS bot with an iteration and/or time budget per move."""
 
     def __init__(self, iterations: int | None = 1000, time_ms: float | None = None,
-                 seed: int = 0, exploration: float = 0.7, profile: str = "tuned",
+                 seed: int = 0, exploration: float = EXPLORATION, profile: str = "tuned",
                  per_game: bool = False):
         self.search = ISMCTS(iterations=iterations, time_ms=time_ms, seed=seed,
                              exploration=exploration, profile=profile)
@@ -38,7 +38,7 @@ class ISMCTSBot:
         if self.per_game and msg.get("game"):
             settings = SHIPPED[shipped_bot(msg["game"], len(msg.get("players") or ()) or 2,
                                            self.options)]
-            self.search.c = settings.get("exploration", 0.7)
+            self.search.c = settings.get("exploration", EXPLORATION)
             self.search.profile = settings.get("profile", "tuned")
 
     def choose(self, observation: dict, legal_actions: list, time_left_ms: float | None = None):
@@ -60,7 +60,7 @@ class ISMCTSBot:
 
 
 def factory(iterations: int | None = None, time_ms: float | None = None, seed: int = 0,
-            exploration: float = 0.7, profile: str = "tuned"):
+            exploration: float = EXPLORATION, profile: str = "tuned"):
     """A zero-argument factory of ISMCTSBot for tournament configs (`python = "module:attr"`)."""
     return lambda: ISMCTSBot(iterations=iterations, time_ms=time_ms, seed=seed,
                              exploration=exploration, profile=profile)

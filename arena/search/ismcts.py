@@ -29,6 +29,10 @@ from typing import Any
 from arena.games.base import JSON, GameState
 from arena.search.playouts import Profile, play_out, profile_for
 
+# The UCB exploration constant unless a bot says otherwise (rewards are in [0, 1]).
+EXPLORATION = 0.7
+
+
 def action_key(action: JSON) -> Any:
     """A hashable key of a JSON action (dicts of scalars and lists of scalars)."""
     if isinstance(action, dict):
@@ -80,7 +84,7 @@ class ISMCTS:
         self,
         iterations: int | None = 1000,
         time_ms: float | None = None,
-        exploration: float = 0.7,
+        exploration: float = EXPLORATION,
         seed: int = 0,
         profile: Profile | str = "tuned",
     ):
