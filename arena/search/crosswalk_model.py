@@ -1,0 +1,147 @@
+"""An exact model of the Crosswalk heuristic (bots/crosswalk_bot.py) for ISMCTS, and inference from it.
+
+The heuristic is deterministic given its hand and the public cards: it plays the card with the
+lowest "final-card" value (ties: the higher number, then the first in hand order). So inside a
+determinization its card can be computed exactly (`heuristic_pick`, on the engine's state, no
+observation built), and its past plays reveal its hand: every card it still holds was in its hand
+at each match of the current cycle and was then worth more than the card it played. `belief`
+re-deals each determinization so the modelled hands obey that, which makes the opponents' last
+cards (which decide the pawns) predictable to the search.
+
+A seat whose plays this cycle contradict the model (another bot) is not modelled: it plays random
+cards in the tree and playouts, and its hand is dealt as the plain determinization deals it.
+Only the default rules (all_lead ties, absolute movement) are modelled.
+"""
+
+from __future__ import annotations
+
+import random
+
+from arena.search.crosswalk_playout import (
+    _NUMBER, _opponent_max, _unplayed_cumulative, _unplayed_row, crosswalk_fast, default_rules,
+    final_values, heuristic_card,
+)
+
+_COLOUR_INDEX = {c: i for i, c in enumerate("RBGY")}
+_CARD_KEY = {c: (_COLOUR_INDEX[c[0]], n) for c, n in _NUMBER.items()}
+# The attribute a determinization carries: the seats modelled as the heuristic in it.
+TRUST_ATTR = "_cw_exact"
+
+
+def heuristic_pick(state, seat: int) -> str:
+    """The card the heuristic bot plays for `seat` in `state` (default rules, all hands known)."""
+    hand = state.hands[seat]
+    if len(hand) == 1:
+        return hand[0]
+    return heuristic_card(_opponent_max(_unplayed_cumulative(state), seat), hand)
+
+
+def model_opponent(state, seat: int, legal: list, rng: random.Random):
+    """Opponent model for the tree: the heuristic's exact card for a trusted seat, else random."""
+    if seat in getattr(state, TRUST_ATTR, ()):
+        card = heuristic_pick(state, seat)
+        # legal_actions lists the hand in order, one action per card.
+        return legal[state.hands[seat].index(card)]
+    return legal[int(rng.random() * len(legal))]
+
+
+def model_fast(state, rng: random.Random, stop_at_round_end: bool, plies: int | None = None) -> None:
+    """Playouts in which the trusted seats always play the heuristic's rule (the rest 75 %)."""
+    crosswalk_fast(state, rng, stop_at_round_end, plies, exact=getattr(state, TRUST_ATTR, frozenset()))
+
+
+def _number_values(played: list[str], state, seat: int) -> list[float]:
+    """values[x] = the heuristic's final-card value of a number x for `seat` after `played`."""
+    played_set = set(played)
+    cums = {s: _unplayed_row(state.seat_colours[s], played_set) for s in range(state.num_seats)}
+    # The same floating-point steps as heuristic_card, so ties break as the bot breaks them.
+    return [0.0] + final_values(_opponent_max(cums, seat), [f"R{x}" for x in range(1, 11)])
+
+
+def _kept_after(values: list[float], card: str):
+    """A test: could `other` have stayed in hand when the heuristic played `card` (values: that
+    match's values per number)? The bot plays the minimum of (value, -number) and, among equal
+    numbers, the first card in hand order (colour order R B G Y)."""
+    n = _NUMBER[card]
+    key = (values[n], -n)
+    colour = _COLOUR_INDEX[card[0]]
+
+    def kept(other: str) -> bool:
+        m = _NUMBER[other]
+        k = (values[m], -m)
+        return k > key or (m == n and _COLOUR_INDEX[other[0]] > colour)
+
+    return kept
+
+
+def cycle_constraints(root, seat: int) -> dict[int, set[str] | None]:
+    """Per other seat: the cards its current hand may hold if it plays as the heuristic (None: its
+    plays this cycle contradict the model, or its hand cannot be filled from those cards)."""
+    n = root.num_seats
+    played = root.played
+    m = root.match_in_cycle
+    start = len(played) - m * n
+    known = set(played) | set(root.hands[seat]) | set(root.in_discard[seat])
+    out: dict[int, set[str] | None] = {}
+    # Every seat takes part in every match of a round (all run out together), so match j of the
+    # cycle is played[start + j*n : start + (j+1)*n] in seat order.
+    if start < 0 or len(root.participants) != n:
+        return {o: None for o in range(n) if o != seat}
+    tests: list[tuple[int, object]] = []
+    for j in range(m):
+        before = played[:start + j * n]
+        match = played[start + j * n:start + (j + 1) * n]
+        for o in range(n):
+            if o != seat:
+                tests.append((o, j, _kept_after(_number_values(before, root, o), match[o])))
+    for o in range(n):
+        if o == seat:
+            continue
+        size = len(root.hands[o])
+        candidates = {c for c in root._deck if c[0] in root.seat_colours[o] and c not in known}
+        ok = True
+        for owner, j, kept in tests:
+            if owner != o:
+                continue
+            # The hand at match j held the cards o played later this cycle and its current hand
+            # (at least two cards, so the bot chose by value).
+            later = [played[start + i * n + o] for i in range(j + 1, m)]
+            if not all(kept(c) for c in later):
+                ok = False
+                break
+            candidates = {c for c in candidates if kept(c)}
+        out[o] = candidates if ok and len(candidates) >= size else None
+    return out
+
+
+def model_belief(root, seat: int):
+    """The belief hook: a function re-dealing a determinization so the trusted seats' hands agree
+    with their plays this cycle, and marking them as modelled; None under other rules."""
+    if not default_rules(root):
+        return None
+    allowed = cycle_constraints(root, seat)
+    trust = frozenset(o for o, a in allowed.items() if a is not None)
+    narrowed = {o: a for o, a in allowed.items() if a is not None and root.match_in_cycle}
+
+    def infer(det, rng: random.Random) -> None:
+        setattr(det, TRUST_ATTR, trust)
+        for o, ok in narrowed.items():
+            hand = det.hands[o]
+            bad = [i for i, c in enumerate(hand) if c not in ok]
+            if not bad:
+                continue
+            # Swap each ruled-out card with a uniformly chosen allowed card from the piles: by
+            # symmetry every allowed hand of the right size stays equally likely.
+            held = set(hand)
+            spots = [(pile, i) for pile in (det.stock, det.discard)
+                     for i, c in enumerate(pile) if c in ok and c not in held]
+            for i in bad:
+                k = int(rng.random() * len(spots))
+                pile, p = spots[k]
+                spots[k] = spots[-1]
+                spots.pop()
+                hand[i], pile[p] = pile[p], hand[i]
+            hand.sort(key=_CARD_KEY.__getitem__)
+        det._public_json = None
+
+    return infer

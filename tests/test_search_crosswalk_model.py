@@ -1,0 +1,114 @@
+"""The exact Crosswalk heuristic model (arena.search.crosswalk_model): the port picks what the bot
+picks, the inferred hands agree with the bot's past play, and other play is not trusted."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.games import new_game
+from arena.search import ISMCTS
+from arena.search.crosswalk_model import (
+    TRUST_ATTR, cycle_constraints, heuristic_pick, model_belief, model_opponent,
+)
+from arena.search.playouts import profile_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bots"))
+import crosswalk_bot  # noqa: E402  (the heuristic opponent, standard library only)
+
+
+def _heuristic_games(seats: int, games: int, noise: float = 0.3, first: int = 0):
+    """States of games where seat 0 plays partly at random and the others as the heuristic."""
+    for g in range(first, first + games):
+        state = new_game("crosswalk", {}, seats, 900 + g)
+        rng = random.Random(g)
+        while state.to_act():
+            yield state
+            actions = {}
+            for s in state.to_act():
+                legal = state.legal_actions(s)
+                if s == 0 and rng.random() < noise:
+                    actions[s] = rng.choice(legal)
+                else:
+                    actions[s] = crosswalk_bot.choose(state.observation(s), legal, {})
+            state.apply(actions)
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_the_port_picks_what_the_heuristic_bot_picks(seats):
+    checked = 0
+    for state in _heuristic_games(seats, 8, noise=0.5):
+        for s in state.to_act():
+            legal = state.legal_actions(s)
+            if len(legal) > 1:
+                wanted = crosswalk_bot.choose(state.observation(s), legal, {})["card"]
+                assert heuristic_pick(state, s) == wanted
+                checked += 1
+    assert checked > 300
+
+
+@pytest.mark.parametrize("seats", [2, 4])
+def test_the_inferred_hands_contain_the_true_hand_and_the_model_opponent_is_exact(seats):
+    narrowed = 0
+    for state in _heuristic_games(seats, 4):
+        allowed = cycle_constraints(state, 0)
+        for o, cards in allowed.items():
+            # Every true heuristic seat is trusted and its real hand is among the allowed cards.
+            assert cards is not None and set(state.hands[o]) <= cards
+            unknown = [c for c in state.deck() if c[0] in state.seat_colours[o]
+                       and c not in state.played]
+            narrowed += len(cards) < len(unknown)
+        infer = model_belief(state, 0)
+        det = state.determinize(0, random.Random(len(state.played)))
+        infer(det, random.Random(1))
+        assert getattr(det, TRUST_ATTR) == frozenset(range(1, seats))
+        for o, cards in allowed.items():
+            assert set(det.hands[o]) <= cards and len(det.hands[o]) == len(state.hands[o])
+            assert det.hands[o] == sorted(det.hands[o], key=state.deck().index)
+        # Nothing lost or duplicated by the swaps.
+        zones = det.card_zones()
+        assert sorted(c for z in zones.values() for c in z) == sorted(state.deck())
+        legal = state.legal_actions(1)
+        if len(legal) > 1:
+            want = crosswalk_bot.choose(state.observation(1), legal, {})
+            assert model_opponent(_trusting(state), 1, legal, random.Random(0)) == want
+    assert narrowed > 20
+
+
+def _trusting(state):
+    """A copy of the true state that models every seat (all hands known: the model must be exact)."""
+    new = state.clone()
+    setattr(new, TRUST_ATTR, frozenset(range(state.num_seats)))
+    return new
+
+
+def test_a_random_player_is_soon_not_trusted():
+    state = new_game("crosswalk", {}, 2, 5)
+    rng = random.Random(2)
+    distrusted = 0
+    decisions = 0
+    while state.to_act():
+        if state.match_in_cycle >= 2:
+            decisions += 1
+            distrusted += cycle_constraints(state, 0)[1] is None
+        state.apply({s: rng.choice(state.legal_actions(s)) for s in state.to_act()})
+    assert distrusted > decisions / 3
+
+
+def test_an_untrusted_seat_plays_at_random_in_the_model():
+    state = next(s for s in _heuristic_games(2, 1) if len(s.legal_actions(1)) > 2)
+    legal = state.legal_actions(1)
+    picks = {model_opponent(state, 1, legal, random.Random(i))["card"] for i in range(40)}
+    assert len(picks) > 1
+
+
+def test_the_model_search_is_legal_and_deterministic():
+    state = next(s for i, s in enumerate(_heuristic_games(2, 1)) if i == 7)
+    before = state.full_view()
+    search = ISMCTS(iterations=60, seed=1, profile=profile_for("crosswalk", "policy"))
+    picks = [search.search(state, 0, random.Random(5)) for _ in range(2)]
+    assert picks[0] == picks[1] and picks[0] in state.legal_actions(0)
+    assert state.full_view() == before
