@@ -12,8 +12,9 @@ import pytest
 from arena.games import new_game
 from arena.search import ISMCTS
 from arena.search.crosswalk_model import (
-    TRUST_ATTR, cycle_constraints, heuristic_pick, model_belief, model_opponent,
+    TRUST_ATTR, cycle_constraints, heuristic_pick, model_belief, model_opponent, model_prior,
 )
+from arena.search.crosswalk_playout import crosswalk_prior
 from arena.search.playouts import profile_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bots"))
@@ -112,3 +113,14 @@ def test_the_model_search_is_legal_and_deterministic():
     picks = [search.search(state, 0, random.Random(5)) for _ in range(2)]
     assert picks[0] == picks[1] and picks[0] in state.legal_actions(0)
     assert state.full_view() == before
+
+
+@pytest.mark.parametrize("seats", [2, 4])
+def test_the_model_prior_is_the_tuned_prior(seats):
+    checked = 0
+    for state in _heuristic_games(seats, 4):
+        legal = state.legal_actions(0)
+        if len(legal) > 1:
+            assert model_prior(state, 0, legal) == pytest.approx(crosswalk_prior(state, 0, legal))
+            checked += 1
+    assert checked > 20

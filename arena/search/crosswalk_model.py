@@ -18,8 +18,8 @@ from __future__ import annotations
 import random
 
 from arena.search.crosswalk_playout import (
-    _NUMBER, _opponent_max, _unplayed_cumulative, _unplayed_row, crosswalk_fast, default_rules,
-    final_values, heuristic_card,
+    _NUMBER, _opponent_max, _unplayed_row, crosswalk_fast, crosswalk_prior, default_rules,
+    final_values,
 )
 
 _COLOUR_INDEX = {c: i for i, c in enumerate("RBGY")}
@@ -28,12 +28,40 @@ _CARD_KEY = {c: (_COLOUR_INDEX[c[0]], n) for c, n in _NUMBER.items()}
 TRUST_ATTR = "_cw_exact"
 
 
+# (the seats' colours, the round's played cards joined) -> per seat, the heuristic's value of each
+# number: the determinizations of one search share every tree node's played cards, so the values
+# are computed once per node for all seats. Cleared when large (a search adds a few thousand).
+_VALUES: dict[tuple[str, str], list[list[float] | None]] = {}
+
+
+def _values_for(state, seat: int) -> list[float]:
+    """The heuristic's value of each number for `seat` now, from the shared table."""
+    key = (",".join(state.seat_colours), "".join(state.played))
+    per_seat = _VALUES.get(key)
+    if per_seat is None:
+        if len(_VALUES) > 50000:
+            _VALUES.clear()
+        per_seat = _VALUES[key] = [None] * state.num_seats
+    values = per_seat[seat]
+    if values is None:
+        values = per_seat[seat] = _number_values(state.played, state, seat)
+    return values
+
+
 def heuristic_pick(state, seat: int) -> str:
     """The card the heuristic bot plays for `seat` in `state` (default rules, all hands known)."""
     hand = state.hands[seat]
     if len(hand) == 1:
         return hand[0]
-    return heuristic_card(_opponent_max(_unplayed_cumulative(state), seat), hand)
+    values = _values_for(state, seat)
+    # The bot's rule: the lowest (value, -number), the first in hand order among equals.
+    best, best_key = hand[0], None
+    for card in hand:
+        n = _NUMBER[card]
+        k = (values[n], -n)
+        if best_key is None or k < best_key:
+            best, best_key = card, k
+    return best
 
 
 def model_opponent(state, seat: int, legal: list, rng: random.Random):
@@ -50,10 +78,21 @@ def model_fast(state, rng: random.Random, stop_at_round_end: bool, plies: int | 
     crosswalk_fast(state, rng, stop_at_round_end, plies, exact=getattr(state, TRUST_ATTR, frozenset()))
 
 
+# (the seats' colours, played cards joined) -> every seat's cumulative unplayed counts, shared by
+# the seats' values at one node; cleared with _VALUES's size.
+_ROWS: dict[tuple[str, str], dict[int, list[int]]] = {}
+
+
 def _number_values(played: list[str], state, seat: int) -> list[float]:
     """values[x] = the heuristic's final-card value of a number x for `seat` after `played`."""
-    played_set = set(played)
-    cums = {s: _unplayed_row(state.seat_colours[s], played_set) for s in range(state.num_seats)}
+    key = (",".join(state.seat_colours), "".join(played))
+    cums = _ROWS.get(key)
+    if cums is None:
+        if len(_ROWS) > 50000:
+            _ROWS.clear()
+        played_set = set(played)
+        cums = _ROWS[key] = {s: _unplayed_row(state.seat_colours[s], played_set)
+                             for s in range(state.num_seats)}
     # The same floating-point steps as heuristic_card, so ties break as the bot breaks them.
     return [0.0] + final_values(_opponent_max(cums, seat), [f"R{x}" for x in range(1, 11)])
 
@@ -145,3 +184,16 @@ def model_belief(root, seat: int):
         det._public_json = None
 
     return infer
+
+
+def model_prior(state, seat: int, legal: list) -> list[float]:
+    """crosswalk_prior from the shared value table: 1 for the card the heuristic would play down
+    to 0 for the one it keeps longest; flat 0.5 under other rules or with one card."""
+    if len(legal) < 2 or not default_rules(state) or len(state.participants) != state.num_seats:
+        return crosswalk_prior(state, seat, legal)
+    values = _values_for(state, seat)
+    v = [values[_NUMBER[a["card"]]] for a in legal]
+    lo, hi = min(v), max(v)
+    if hi - lo < 1e-9:
+        return [0.5] * len(legal)
+    return [(hi - x) / (hi - lo) for x in v]

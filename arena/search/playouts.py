@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from arena.cards import standard_deck
 from arena.games.base import JSON, GameState
 from arena.search.bfc_playout import heuristic_policy, heuristic_prior, show_bonus
-from arena.search.crosswalk_model import model_belief, model_fast, model_opponent
+from arena.search.crosswalk_model import model_belief, model_fast, model_opponent, model_prior
 from arena.search.crosswalk_playout import crosswalk_fast, crosswalk_prior
 
 PlayoutPolicy = Callable[[GameState, int, list, random.Random], JSON]
@@ -305,7 +305,7 @@ POLICY_PROFILES: dict[str, Profile] = {
     # re-dealt to agree with their plays this cycle; a seat whose plays contradict the model
     # plays at random instead.
     "crosswalk": Profile(stop_at_round_end=True, scale=40.0, fast=model_fast,
-                         prior=crosswalk_prior, prior_weight=1.0, opponent=model_opponent,
+                         prior=model_prior, prior_weight=1.0, opponent=model_opponent,
                          belief=model_belief),
     # BFC: the heuristic's own action values (arena.search.bfc_playout) as prior and playout
     # rule, playouts cut 8 plies below the root and scored with the visible hands' expected show
