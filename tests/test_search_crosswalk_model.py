@@ -12,7 +12,8 @@ import pytest
 from arena.games import new_game
 from arena.search import ISMCTS
 from arena.search.crosswalk_model import (
-    TRUST_ATTR, cycle_constraints, heuristic_pick, model_belief, model_opponent, model_prior,
+    TRUST_ATTR, cycle_constraints, heuristic_pick, known_discards, model_belief, model_opponent,
+    model_prior,
 )
 from arena.search.crosswalk_playout import crosswalk_prior
 from arena.search.playouts import profile_for
@@ -124,3 +125,24 @@ def test_the_model_prior_is_the_tuned_prior(seats):
             assert model_prior(state, 0, legal) == pytest.approx(crosswalk_prior(state, 0, legal))
             checked += 1
     assert checked > 20
+
+
+@pytest.mark.parametrize("seats", [2, 4])
+def test_known_discards_of_a_rebuilt_state_are_in_the_pile(seats):
+    from arena.games.crosswalk import CrosswalkState
+    claimed = 0
+    for state in _heuristic_games(seats, 6):
+        rebuilt = CrosswalkState.from_observation(state.observation(0), {})
+        mine = known_discards(rebuilt, 0)
+        # Never a wrong claim: a card said to be in the discard pile is there.
+        assert set(mine) <= set(state.discard)
+        claimed += bool(mine)
+        if mine:
+            infer = model_belief(rebuilt, 0)
+            det = rebuilt.determinize(0, random.Random(claimed))
+            infer(det, random.Random(claimed))
+            assert det.discard[:len(mine)] == mine and len(det.discard) == len(state.discard)
+            assert len(det.stock) == len(state.stock)
+            for o in range(1, seats):
+                assert not set(det.hands[o]) & set(mine)
+    assert claimed > 20

@@ -153,34 +153,68 @@ def cycle_constraints(root, seat: int) -> dict[int, set[str] | None]:
     return out
 
 
+def known_discards(root, seat: int) -> list[str]:
+    """The seat's own discards that are surely still in the discard pile: the engine's record, or
+    (a state rebuilt from an observation has none) all of this round's when the stock's size says
+    the pile has not been reshuffled into the stock this round."""
+    if root.in_discard[seat]:
+        return list(root.in_discard[seat])
+    mine = root.discarded_by[seat]
+    if not mine:
+        return []
+    # Without a reshuffle the stock has lost exactly the cards drawn this round: five per seat
+    # per cycle plus whole re-deals of five, and never more than the deck (a reshuffle happens
+    # only once the deck has been drawn through).
+    drawn = len(root._deck) - len(root.stock)
+    extra = drawn - 5 * root.num_seats * (root.cycle + 1)
+    if extra < 0 or extra % 5 or len(root.discard) < len(mine):
+        return []
+    return list(mine)
+
+
 def model_belief(root, seat: int):
     """The belief hook: a function re-dealing a determinization so the trusted seats' hands agree
-    with their plays this cycle, and marking them as modelled; None under other rules."""
+    with their plays this cycle (and the seat's own discards stay in the pile when it knows they
+    are there), marking the trusted seats as modelled; None under other rules."""
     if not default_rules(root):
         return None
+    n = root.num_seats
     allowed = cycle_constraints(root, seat)
     trust = frozenset(o for o, a in allowed.items() if a is not None)
-    narrowed = {o: a for o, a in allowed.items() if a is not None and root.match_in_cycle}
+    base = set(root.played) | set(root.hands[seat])
+    for mine in (known_discards(root, seat), []):
+        unknown = set(root._deck) - base - set(mine)
+        pools = {}
+        for o in range(n):
+            if o == seat:
+                continue
+            own = allowed[o] if allowed[o] is not None else {
+                c for c in root._deck if c[0] in root.seat_colours[o]}
+            pools[o] = sorted(own & unknown, key=_CARD_KEY.__getitem__)
+        rest_discard = len(root.discard) - len(mine)
+        if rest_discard >= 0 and all(len(pools[o]) >= len(root.hands[o]) for o in pools):
+            break
+    else:
+        # The model and the seat's knowledge disagree: only mark the trusted seats.
+        return lambda det, rng: setattr(det, TRUST_ATTR, trust)
+    unknown_list = sorted(unknown, key=_CARD_KEY.__getitem__)
+    sizes = {o: len(root.hands[o]) for o in pools}
 
     def infer(det, rng: random.Random) -> None:
+        # A fresh deal of everything the seat cannot place: each other hand uniformly from its
+        # pool (pools are disjoint: a seat only ever holds its own colours), the rest shuffled
+        # into the discard pile (after the known discards) and the stock.
         setattr(det, TRUST_ATTR, trust)
-        for o, ok in narrowed.items():
-            hand = det.hands[o]
-            bad = [i for i, c in enumerate(hand) if c not in ok]
-            if not bad:
-                continue
-            # Swap each ruled-out card with a uniformly chosen allowed card from the piles: by
-            # symmetry every allowed hand of the right size stays equally likely.
-            held = set(hand)
-            spots = [(pile, i) for pile in (det.stock, det.discard)
-                     for i, c in enumerate(pile) if c in ok and c not in held]
-            for i in bad:
-                k = int(rng.random() * len(spots))
-                pile, p = spots[k]
-                spots[k] = spots[-1]
-                spots.pop()
-                hand[i], pile[p] = pile[p], hand[i]
-            hand.sort(key=_CARD_KEY.__getitem__)
+        taken = set()
+        for o, pool in pools.items():
+            hand = rng.sample(pool, sizes[o])
+            taken.update(hand)
+            det.hands[o] = sorted(hand, key=_CARD_KEY.__getitem__)
+        rest = [c for c in unknown_list if c not in taken]
+        rng.shuffle(rest)
+        det.discard = mine + rest[:rest_discard]
+        det.stock = rest[rest_discard:]
+        det.in_discard[seat] = list(mine)
         det._public_json = None
 
     return infer
