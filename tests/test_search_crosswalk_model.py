@@ -146,3 +146,21 @@ def test_known_discards_of_a_rebuilt_state_are_in_the_pile(seats):
             for o in range(1, seats):
                 assert not set(det.hands[o]) & set(mine)
     assert claimed > 20
+
+
+def test_a_playout_below_the_roots_round_scores_that_round_alone():
+    from arena.search.crosswalk_model import ROUND_ATTR, model_fast
+    state = next(s for s in _heuristic_games(2, 1) if s.round == 1 and s.played)
+    det = state.determinize(0, random.Random(3))
+    setattr(det, ROUND_ATTR, 0)
+    played = list(det.played)
+    model_fast(det, random.Random(4), True)
+    # Nothing played; the running round now adds the same to both seats.
+    assert det.played == played and det.to_act()
+    assert det.scores()[0] - det.scores()[1] == sum(r[0] - r[1] for r in det.round_scores)
+    assert set(det.pawns.values()) == {1}
+    # In the root's own round the playout plays the round out as usual.
+    det = state.determinize(0, random.Random(3))
+    setattr(det, ROUND_ATTR, 1)
+    model_fast(det, random.Random(4), True)
+    assert len(det.round_scores) == 2

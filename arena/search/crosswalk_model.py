@@ -26,6 +26,8 @@ _COLOUR_INDEX = {c: i for i, c in enumerate("RBGY")}
 _CARD_KEY = {c: (_COLOUR_INDEX[c[0]], n) for c, n in _NUMBER.items()}
 # The attribute a determinization carries: the seats modelled as the heuristic in it.
 TRUST_ATTR = "_cw_exact"
+# ... and the round of the search's root.
+ROUND_ATTR = "_cw_round"
 
 
 # (the seats' colours, the round's played cards joined) -> per seat, the heuristic's value of each
@@ -74,7 +76,16 @@ def model_opponent(state, seat: int, legal: list, rng: random.Random):
 
 
 def model_fast(state, rng: random.Random, stop_at_round_end: bool, plies: int | None = None) -> None:
-    """Playouts in which the trusted seats always play the heuristic's rule (the rest 75 %)."""
+    """Playouts in which the trusted seats always play the heuristic's rule (the rest 75 %); a
+    tree that has played past the root's round is scored by that round alone."""
+    start = getattr(state, ROUND_ATTR, None)
+    if stop_at_round_end and start is not None and state.round != start:
+        # Below the round's end the tree branches on a fresh deal it cannot plan for, and playing
+        # that round out would only add its noise to the reward: every pawn goes back to space 1,
+        # which adds the same points to every seat, so the margins are the finished round's.
+        state.pawns = dict.fromkeys(state.pawns, 1)
+        state._public_json = None
+        return
     crosswalk_fast(state, rng, stop_at_round_end, plies, exact=getattr(state, TRUST_ATTR, frozenset()))
 
 
@@ -196,7 +207,11 @@ def model_belief(root, seat: int):
             break
     else:
         # The model and the seat's knowledge disagree: only mark the trusted seats.
-        return lambda det, rng: setattr(det, TRUST_ATTR, trust)
+        def mark(det, rng: random.Random) -> None:
+            setattr(det, TRUST_ATTR, trust)
+            setattr(det, ROUND_ATTR, root.round)
+
+        return mark
     unknown_list = sorted(unknown, key=_CARD_KEY.__getitem__)
     sizes = {o: len(root.hands[o]) for o in pools}
 
@@ -205,6 +220,7 @@ def model_belief(root, seat: int):
         # pool (pools are disjoint: a seat only ever holds its own colours), the rest shuffled
         # into the discard pile (after the known discards) and the stock.
         setattr(det, TRUST_ATTR, trust)
+        setattr(det, ROUND_ATTR, root.round)
         taken = set()
         for o, pool in pools.items():
             hand = rng.sample(pool, sizes[o])
