@@ -107,8 +107,13 @@ def test_an_untrusted_seat_plays_at_random_in_the_model():
     assert len(picks) > 1
 
 
-def test_the_model_search_is_legal_and_deterministic():
-    state = next(s for i, s in enumerate(_heuristic_games(2, 1)) if i == 7)
+@pytest.mark.parametrize("options", [{}, {"lead_tie": "no_move"}])
+def test_the_model_search_is_legal_and_deterministic(options):
+    # Under other rules nothing is modelled (no belief): the search still plays legally.
+    state = new_game("crosswalk", options, 2, 31)
+    rng = random.Random(0)
+    for _ in range(7):
+        state.apply({s: rng.choice(state.legal_actions(s)) for s in state.to_act()})
     before = state.full_view()
     search = ISMCTS(iterations=60, seed=1, profile=profile_for("crosswalk", "policy"))
     picks = [search.search(state, 0, random.Random(5)) for _ in range(2)]
