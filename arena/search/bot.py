@@ -75,7 +75,8 @@ def factory(iterations: int | None = None, time_ms: float | None = None, seed: i
 SHIPPED: dict[str, dict] = {
     "xeri": {"iterations": 600},
     "crossfire": {"iterations": 400},
-    "crosswalk": {"iterations": 400},
+    # 2 seats: the exact heuristic model (arena.search.crosswalk_model, "policy" profile).
+    "crosswalk": {"iterations": 330, "profile": "policy"},
     "crosswalk_4p": {"iterations": 350},
     "bfc": {"iterations": 250},
     "bfc_teams": {"iterations": 150, "exploration": 0.3, "profile": "policy"},

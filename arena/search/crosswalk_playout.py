@@ -107,11 +107,12 @@ def crosswalk_prior(state, seat: int, legal: list) -> list[float]:
 
 
 def crosswalk_fast(state, rng: random.Random, stop_at_round_end: bool, plies: int | None = None,
-                   greedy: float = 0.75) -> None:
+                   greedy: float = 0.75, exact: frozenset = frozenset()) -> None:
     """Play on with the heuristic's rule for every seat (with probability `greedy`, else a random
     card); stops after `plies` matches or at the round's end if asked. The rest of a round is
     simulated here on plain lists (see _finish_round); other rules than the default, or a ply
-    limit, go through the engine with random cards."""
+    limit, go through the engine with random cards. Seats in `exact` always play the rule (they
+    are modelled as the deterministic heuristic)."""
     if stop_at_round_end and not state.played:
         # A playout follows at least one match of the tree, so an empty played pile means the
         # tree itself has just finished the root's round: that round's scores are the result
@@ -120,7 +121,7 @@ def crosswalk_fast(state, rng: random.Random, stop_at_round_end: bool, plies: in
     if plies is None and default_rules(state):
         start = state.round
         while state.participants:
-            _finish_round(state, rng, greedy)
+            _finish_round(state, rng, greedy, exact)
             if stop_at_round_end and state.round != start:
                 return
         return
@@ -135,7 +136,7 @@ def crosswalk_fast(state, rng: random.Random, stop_at_round_end: bool, plies: in
                       for s in state.participants for h in (state.hands[s],)})
 
 
-def _finish_round(state, rng: random.Random, greedy: float) -> None:
+def _finish_round(state, rng: random.Random, greedy: float, exact: frozenset = frozenset()) -> None:
     """Play the current round to its end (default rules) and let the engine score it.
 
     The engine's own match loop spends most of a playout on bookkeeping a playout never reads
@@ -158,6 +159,8 @@ def _finish_round(state, rng: random.Random, greedy: float) -> None:
     cum = [_unplayed_row(seat_colours[s], played) for s in range(n)]
     participants = list(state.participants)
     dealer = state.dealer
+    # Per seat: the share of its cards played by the rule (1 for a seat modelled as the heuristic).
+    rate = [1.0 if s in exact else greedy for s in range(n)]
 
     def draw(count: int) -> list[str]:
         # A uniformly drawn card of the (already randomly ordered) stock each time, which is a
@@ -181,7 +184,7 @@ def _finish_round(state, rng: random.Random, greedy: float) -> None:
         chosen = []
         for s in participants:
             hand = hands[s]
-            if len(hand) == 1 or rand() >= greedy:
+            if len(hand) == 1 or (rate[s] < 1.0 and rand() >= rate[s]):
                 card = hand[int(rand() * len(hand))]
             else:
                 values = keep_values(_all_below(cum[o] for o in participants if o != s))

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from arena.games.base import JSON, GameState
 from arena.search.bfc_playout import heuristic_policy, heuristic_prior, show_bonus
 from arena.search import crossfire_playout as crossfire
+from arena.search.crosswalk_model import (
+    model_belief, model_fast, model_identify, model_opponent, model_prior,
+)
 from arena.search.crosswalk_playout import crosswalk_fast, crosswalk_prior
 
 PlayoutPolicy = Callable[[GameState, int, list, random.Random], JSON]
@@ -157,22 +160,6 @@ def xeri_random(state, rng: random.Random, stop_at_round_end: bool,
     xeri_fast(state, rng, stop_at_round_end, plies, capture=0.0)
 
 
-# -- Crosswalk ---------------------------------------------------------------------------------------
-
-# A pawn ends where its colour's last card put it: a high card earns its own number, a low card
-# against a high lead earns the gap, so the extremes make good last cards and middles go first.
-_CROSSWALK_KEEP = {n: max(n, 10 - n) + 0.1 * n for n in range(1, 11)}
-
-
-def crosswalk_policy(state, seat: int, legal: list, rng: random.Random) -> JSON:
-    """Crosswalk playout rule: usually play the card least worth keeping as a last card (a middle
-    number), else a random one (absolute movement; relative movement plays at random)."""
-    if rng.random() < 0.25 or state.options.movement != "absolute":
-        return legal[int(rng.random() * len(legal))]
-    keep = _CROSSWALK_KEEP
-    return min(legal, key=lambda a: keep[int(a["card"][1:])])
-
-
 def xeri_bonus(state) -> list[float]:
     """What a Xeri position holds beyond its points: captured cards (toward the 3-point most-cards
     bonus) and jacks in hand (each a later capture or xeri)."""
@@ -198,11 +185,17 @@ PROFILES: dict[str, Profile] = {
     "battlefield_cribbage": Profile(stop_at_round_end=True, scale=12.0),
 }
 
-# Rule-informed variants (profile kind "policy"): the BFC team bot searches with the BFC entry;
-# the Crossfire and Crosswalk entries measured no better than the defaults and are kept to compare.
+# Rule-informed variants (profile kind "policy"): the BFC team bot and the 2-seat Crosswalk bot
+# search with these (the 4-seat Crosswalk bot measured no better with its entry than without).
 POLICY_PROFILES: dict[str, Profile] = {
     **PROFILES,
-    "crosswalk": Profile(stop_at_round_end=True, scale=40.0, policy=crosswalk_policy),
+    # Crosswalk with the other seats modelled exactly as the heuristic (arena.search.
+    # crosswalk_model): in the tree, in playouts, and in each determinization's hands, which are
+    # re-dealt to agree with their plays this cycle; a seat whose plays contradict the model
+    # plays at random instead. Under other rules (no model) every seat is searched.
+    "crosswalk": Profile(stop_at_round_end=True, scale=40.0, fast=model_fast,
+                         prior=model_prior, prior_weight=1.0, opponent=model_opponent,
+                         belief=model_belief, identify=model_identify),
     # BFC: the heuristic's own action values (arena.search.bfc_playout) as prior and playout
     # rule, playouts cut 8 plies below the root and scored with the visible hands' expected show
     # value; the 4-seat team bot uses it (low exploration: a point is only 1/8 of the reward scale).
