@@ -193,8 +193,12 @@ def open_replay(driver, base: str, gid: str) -> int:
 
 def step_shown(driver) -> int:
     """The step the page shows, read from the counter (and checked against the slider)."""
-    counter = driver.find_element(By.ID, "counter").text
-    slider = int(driver.find_element(By.ID, "step").get_attribute("value"))
+    # Both in one script: the page's JS runs between two WebDriver calls, and while a replay
+    # plays it may move on in between (two reads then disagree by a step on a loaded machine).
+    counter, slider = driver.execute_script(
+        "return [document.getElementById('counter').textContent,"
+        " Number(document.getElementById('step').value)];")
+    slider = int(slider)
     shown = int(counter.split()[1])
     assert shown == slider, (counter, slider)
     return shown
