@@ -20,13 +20,13 @@ import random
 from collections.abc import Callable
 
 from arena.cards import standard_deck
+from arena.games.crossfire import resolve_round
 
 _DECK = standard_deck(jokers=0)
 _INDEX = {card: i for i, card in enumerate(_DECK)}
 # The bot's own deck order (suits S H D C, ranks A 2 .. K), which its baseline sums run over: the
 # same order gives the same float rounding.
 _BOT_DECK = [r + s for s in "SHDC" for r in "A23456789TJQK"]
-_RANK = {r: v for v, r in enumerate("23456789TJQKA", start=2)}
 
 # CONTRIB[role][n][c][x]: what the other seat's card x adds to the card c's round result beside
 # neutral n (+1 c's seat scores, -1 the other), role 1: c is the dealer's card; 0 for repeated cards.
@@ -35,31 +35,12 @@ _RANK = {r: v for v, r in enumerate("23456789TJQKA", start=2)}
 _TABLES: dict[str, tuple] = {}
 
 
-def _round_value(d: str, n: str, o: str, played_rule: bool) -> int:
-    """+1 the dealer scores, -1 the opponent, 0 nobody (movement, then comparison)."""
-    ds, ns, os_ = d[1], n[1], o[1]
-    if ds == ns:
-        left, middle, right = (o, d, n) if ns == os_ else (n, d, o)
-    elif ds == os_:
-        left, middle, right = o, n, d
-    elif ns == os_:
-        left, middle, right = d, o, n
-    else:
-        left, middle, right = d, n, o
-    lv, mv, rv = _RANK[left[0]], _RANK[middle[0]], _RANK[right[0]]
-    if (lv <= mv and rv <= mv) or lv == rv:
-        return 0
-    if played_rule and d[0] == o[0]:
-        return 0
-    return 1 if lv > rv else -1
-
-
 def tables(tie_rule: str) -> tuple:
     """(CONTRIB, FULL, BASE) for one tie rule, built once (about 0.3 s)."""
     built = _TABLES.get(tie_rule)
     if built is not None:
         return built
-    played = tie_rule == "played_cards"
+    point = {"dealer": 1, "opponent": -1, None: 0}
     size = len(_DECK)
     # value[d][n][o], the dealer's result, over deck indices.
     value = [[[0] * size for _ in range(size)] for _ in range(size)]
@@ -70,7 +51,7 @@ def tables(tie_rule: str) -> tuple:
             row = value[d][n]
             for o, oc in enumerate(_DECK):
                 if o != d and o != n:
-                    row[o] = _round_value(dc, nc, oc, played)
+                    row[o] = point[resolve_round(dc, nc, oc, tie_rule)[2]]
     contrib = [
         [[[-value[x][n][c] for x in range(size)] for c in range(size)] for n in range(size)],
         [[value[c][n] for c in range(size)] for n in range(size)],
