@@ -119,6 +119,7 @@ class Ladder:
         self.clock = clock
         self.lease = Lease.mine()
         self.cancel_requested = threading.Event()
+        self.stop_requested = threading.Event()
         self.in_flight_limit = config.in_flight or max(1, executor.capacity())
         self.formats = formats_of(config)
         self.options = [make_options(f.game, f.options).model_dump(mode="json")
@@ -148,7 +149,7 @@ class Ladder:
         run = self.run_info = LadderRun(self.tid)
         self._replay()
         self.listener.started(self.tid, resume, len(self.tables))
-        restore = install_sigterm()
+        restore = install_sigterm(self.stop_requested)
         beat = start_heartbeat(self.store, self.tid, self.lease.token, self.cancel_requested)
         status = "interrupted"
         try:
@@ -260,6 +261,8 @@ class Ladder:
     def _loop(self) -> str:
         run = self.run_info
         while True:
+            if self.stop_requested.is_set():
+                raise _Stop()
             if self.cancel_requested.is_set():
                 return "stopped"
             if self._budget_spent():

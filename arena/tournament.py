@@ -133,12 +133,18 @@ class _Stop(KeyboardInterrupt):
     """
 
 
-def install_sigterm() -> Callable[[], None]:
-    """SIGTERM stops a driver like Ctrl-C (matches in flight end, the rest is resumable); undo with the result."""
+def install_sigterm(requested: threading.Event) -> Callable[[], None]:
+    """SIGTERM stops a driver like Ctrl-C (matches in flight end, the rest is resumable); undo with the result.
+
+    The handler also sets `requested`, which the driver checks between matches: an exception
+    raised by a signal handler is lost when it lands in a finalizer (Python prints "Exception
+    ignored" and goes on), and the stop must not be lost with it.
+    """
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
     def handler(signum, frame):
+        requested.set()
         raise _Stop()
 
     previous = signal.signal(signal.SIGTERM, handler)
@@ -188,6 +194,7 @@ class Driver:
         self.listener = listener
         self.lease = Lease.mine()
         self.cancel_requested = threading.Event()
+        self.stop_requested = threading.Event()
         self.tid = 0
         self.bot_ids: dict[str, int] = {}
         self.run_info: TournamentRun | None = None
@@ -267,7 +274,7 @@ class Driver:
         return tid
 
     def _install_sigterm(self) -> Callable[[], None]:
-        return install_sigterm()
+        return install_sigterm(self.stop_requested)
 
     def _start_heartbeat(self) -> threading.Event | None:
         return start_heartbeat(self.store, self.tid, self.lease.token, self.cancel_requested)
@@ -328,6 +335,8 @@ class Driver:
         """Keep the executor full with this stage's matches until the stage is over."""
         ex = self.executor
         while True:
+            if self.stop_requested.is_set():
+                raise _Stop()
             # After a match exhausts its attempts, the queued matches still run (their results are
             # kept), but no new round is paired.
             while ex.in_flight() < ex.capacity():

@@ -176,6 +176,33 @@ def test_sigterm_stops_cleanly_marks_interrupted_and_prints_the_full_resume_comm
     assert query(db, "select status from tournaments") == [("finished",)]
 
 
+def test_a_sigterm_whose_exception_is_swallowed_still_stops_the_driver_after_the_match(tmp_path):
+    """A signal handler's exception is lost when it lands in a finalizer; the stop must not be."""
+    from arena.config import load_config
+    from arena.executors import SerialExecutor
+    from arena.store import Store
+    from arena.tournament import Listener, run_tournament
+
+    class Swallowing(Listener):
+        def match_done(self, result):
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.5)  # the handler runs here, and its raise is swallowed below
+            except KeyboardInterrupt:
+                pass
+
+    config, bots, rows = load_config(swiss_config(tmp_path, 0, bots=4))
+    store = Store(tmp_path / "a.db")
+    previous = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(config, bots, rows, store, SerialExecutor(pin=False), listener=Swallowing())
+    assert signal.getsignal(signal.SIGTERM) is previous
+    assert query(tmp_path / "a.db", "select status from tournaments") == [("interrupted",)]
+    # Stopped after the first match (6 are planned), which is kept.
+    assert query(tmp_path / "a.db", "select status, count(*) from matches group by 1") == \
+        [("finished", 1)]
+
+
 def test_ctrl_c_marks_interrupted(tmp_path):
     config = swiss_config(tmp_path, 20, bots=4)
     db = tmp_path / "a.db"
