@@ -5,8 +5,9 @@
 For each game, one search from the state after a few random moves, with each playout profile
 (arena.search.playouts): "random" (plain ISMCTS: whole-game random playouts, rank rewards),
 "tuned" (the default: cut-offs at the round's end or a horizon, margin rewards, the Xeri and
-Crosswalk playout rules) and "policy" (the rule-informed variants: the BFC heuristic as prior and
-playout rule, which the team bot uses). Crossfire's position is reached by heuristic play, so that
+Crosswalk playout rules), "policy" (the rule-informed variants: the BFC heuristic as prior and
+playout rule, which the team bot uses) and, for Crosswalk, "paired" (the 4-seat bot's paired root
+search: an iteration is one playout there, each determinization serving every legal card). Crossfire's position is reached by heuristic play, so that
 its search models the other seat (a seat playing at random is soon searched by decoupled UCT
 instead; the "crossfire 2p vs random" rows measure that). Rates are per second of
 CPU time (process time), so a busy shared machine slows them less than wall time would; the
@@ -27,6 +28,7 @@ from arena.search import ISMCTS
 from arena.search.ismcts import EXPLORATION
 from arena.search.bot import SHIPPED
 from arena.search.crossfire_playout import heuristic_pick
+from arena.search.playouts import PAIRED_PROFILES
 
 # Game, seats, options, the shipped bot (arena.search.bot.SHIPPED) that plays it, and how the
 # benched position is reached: random moves, or the heuristic's (where the search models it).
@@ -87,7 +89,8 @@ def main() -> None:
             " vs random" if name == "crossfire" and opening == "random" else "")
         bare = bench_determinize_playout(state, max(200, args.iterations // 4))
         shipped = SHIPPED[bot]
-        for profile in ("random", "tuned", "policy"):
+        kinds = ("random", "tuned", "policy") + (("paired",) if name in PAIRED_PROFILES else ())
+        for profile in kinds:
             exploration = shipped.get("exploration", EXPLORATION)
             search = ISMCTS(iterations=args.iterations, seed=1, profile=profile,
                             exploration=exploration)

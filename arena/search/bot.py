@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from arena.cards import derive_seed
 from arena.games import get_game
 from arena.search.ismcts import EXPLORATION, ISMCTS, action_key
+from arena.search.playouts import Profile, profile_for
 
 
 def state_from_observation(observation: dict, options: Mapping | None):
@@ -30,11 +31,14 @@ class ISMCTSBot:
         self.options: dict | None = None
         # Take each game's exploration and profile from SHIPPED at game_start (the budget stays).
         self.per_game = per_game
+        # The profile's per-game tracker, fed every observation (made at the game's first one).
+        self.tracker = None
 
     def game_start(self, msg: dict) -> None:
         """Keep the game's options (they come once, in game_start); with `per_game`, search
         with the shipped bot's exploration and profile for this game and seat count."""
         self.options = dict(msg.get("options") or {})
+        self.tracker = None
         if self.per_game and msg.get("game"):
             settings = SHIPPED[shipped_bot(msg["game"], len(msg.get("players") or ()) or 2,
                                            self.options)]
@@ -43,10 +47,23 @@ class ISMCTSBot:
 
     def choose(self, observation: dict, legal_actions: list, time_left_ms: float | None = None):
         """The searched action for this observation (deterministic given seed and iterations)."""
+        profile = self.search.profile
+        if not isinstance(profile, Profile):
+            profile = profile_for(observation["game"], profile)
+        weights = None
+        if profile.tracker is not None:
+            # Every observation, forced moves too: the tracker reads each match's hand sizes.
+            state = state_from_observation(observation, self.options)
+            if self.tracker is None:
+                self.tracker = profile.tracker()
+            self.tracker.observe(observation, state)
+            weights = self.tracker.weights()
         if len(legal_actions) == 1:
             return legal_actions[0]
-        state = state_from_observation(observation, self.options)
-        # Seeded by the observation itself, so a move does not depend on earlier calls.
+        if profile.tracker is None:
+            state = state_from_observation(observation, self.options)
+        # Seeded by the observation itself, so a move depends on no earlier call (beyond the
+        # weights the tracker, if any, read from this game's earlier observations).
         rng = random.Random(derive_seed("ismcts", self.seed,
                                         json.dumps(observation, sort_keys=True)))
         budget = self.search.time_ms
@@ -54,7 +71,8 @@ class ISMCTSBot:
             # Leave room for rebuilding the state and for the protocol's own overhead.
             cap = max(5.0, 0.5 * time_left_ms - 20)
             budget = cap if budget is None else min(budget, cap)
-        action = self.search.search(state, observation["seat"], rng, time_ms=budget)
+        action = self.search.search(state, observation["seat"], rng, time_ms=budget,
+                                    weights=weights)
         wanted = action_key(action)
         return next(a for a in legal_actions if action_key(a) == wanted)
 
@@ -77,7 +95,8 @@ SHIPPED: dict[str, dict] = {
     "crossfire": {"iterations": 400},
     # 2 seats: the exact heuristic model (arena.search.crosswalk_model, "policy" profile).
     "crosswalk": {"iterations": 330, "profile": "policy"},
-    "crosswalk_4p": {"iterations": 350},
+    # 4 seats: the paired root search (profile "paired"), the iteration budget in playouts.
+    "crosswalk_4p": {"iterations": 350, "profile": "paired"},
     "bfc": {"iterations": 250},
     "bfc_teams": {"iterations": 150, "exploration": 0.3, "profile": "policy"},
 }

@@ -106,17 +106,20 @@ class ISMCTS:
 
     def search(
         self, state: GameState, seat: int, rng: random.Random | None = None,
-        time_ms: float | None = None,
+        time_ms: float | None = None, weights: dict[int, float] | None = None,
     ) -> JSON:
-        """The most visited action of `seat` after the budget; `state` is left unchanged."""
+        """The most visited action of `seat` after the budget (a paired profile: the best mean);
+        `state` is left unchanged. `weights` (from the profile's tracker) go to its belief."""
         legal = state.legal_actions(seat)
         if len(legal) == 1:
             return legal[0]
         rng = rng or random.Random(self.seed)
         # The scorer first: a profile's one-time tables must not eat the first move's budget.
-        scorer = _Scorer(state, self._profile_of(state), seat)
+        scorer = _Scorer(state, self._profile_of(state), seat, weights)
         budget_ms = time_ms if time_ms is not None else self.time_ms
         deadline = None if budget_ms is None else time.perf_counter() + budget_ms / 1000
+        if scorer.profile.paired:
+            return self._search_paired(state, seat, legal, rng, scorer, deadline)
         root = _Node()
         ops = self.ops = dict.fromkeys(self.ops, 0)
         done = 0
@@ -130,6 +133,58 @@ class ISMCTS:
         by_key = {action_key(a): a for a in legal}
         best = max(by_key, key=lambda k: (stats.n.get(k, 0), stats.w.get(k, 0.0)))
         return by_key[best]
+
+    def _search_paired(self, state: GameState, seat: int, legal: list, rng: random.Random,
+                       scorer: _Scorer, deadline: float | None) -> JSON:
+        """The root action with the best mean reward, every action played on the same
+        determinizations and playout seeds (the iteration budget counts playouts)."""
+        totals = self.paired_totals(state, seat, legal, rng, scorer, deadline)
+        best = max(range(len(legal)), key=lambda i: (totals[i], -i))
+        return legal[best]
+
+    def paired_totals(self, state: GameState, seat: int, legal: list, rng: random.Random,
+                      scorer: _Scorer, deadline: float | None = None) -> list[float]:
+        """Per legal action of `seat`, its summed reward over the paired samples of one search."""
+        ops = self.ops = dict.fromkeys(self.ops, 0)
+        model = scorer.model
+        side_of = scorer.side_of
+        totals = [0.0] * len(legal)
+        done = 0
+        while self.iterations is None or done < self.iterations:
+            if deadline is not None and done and time.perf_counter() >= deadline:
+                break
+            det = state.determinize(seat, rng)
+            ops["determinize"] += 1
+            if scorer.infer is not None:
+                scorer.infer(det, rng)
+            seed = rng.getrandbits(64)
+            for i, action in enumerate(legal):
+                branch = det.clone()
+                ops["clone"] += 1
+                # The same seed for every action: their playouts differ only by what the action
+                # changes, so the comparison does not pay for the deal's luck.
+                branch_rng = random.Random(seed)
+                actions = {}
+                for s in branch.to_act():
+                    if s == seat:
+                        actions[s] = action
+                        continue
+                    options = branch.legal_actions(s)
+                    ops["legal_actions"] += 1
+                    if len(options) == 1:
+                        actions[s] = options[0]
+                    elif model is not None and side_of[s] != side_of[seat]:
+                        actions[s] = model(branch, s, options, branch_rng)
+                    else:
+                        actions[s] = options[int(branch_rng.random() * len(options))]
+                branch._apply(actions)
+                ops["apply"] += 1
+                if branch.to_act():
+                    scorer.play_out(branch, branch_rng, 1)
+                totals[i] += scorer.rewards(branch)[seat]
+            done += len(legal)
+        ops["iterations"] = done
+        return totals
 
     def root_statistics(self, state: GameState, seat: int, rng: random.Random) -> dict:
         """Visits and mean reward of each root action after one search (for analysis)."""
@@ -225,7 +280,8 @@ class ISMCTS:
 class _Scorer:
     """Plays out and scores determinized states of one search, relative to its root's margins."""
 
-    def __init__(self, root: GameState, profile: Profile, seat: int):
+    def __init__(self, root: GameState, profile: Profile, seat: int,
+                 weights: dict[int, float] | None = None):
         self.profile = profile
         if profile.prepare is not None:
             profile.prepare(root)
@@ -233,7 +289,10 @@ class _Scorer:
             profile.identify is None or profile.identify(root, seat))
         # The model of the other sides' play, if they play by it as far as can be told.
         self.model = profile.opponent if fits else None
-        self.infer = profile.belief(root, seat) if fits and profile.belief is not None else None
+        self.infer = None
+        if fits and profile.belief is not None:
+            self.infer = (profile.belief(root, seat) if weights is None
+                          else profile.belief(root, seat, weights=weights))
         self.teams = root.teams()
         self.side_of = [0] * root.num_seats
         for i, team in enumerate(self.teams):
@@ -273,6 +332,8 @@ class _Scorer:
     def rewards(self, det: GameState) -> list[float]:
         """Reward in [0, 1] per seat for where `det` stands (finished or cut at a round's end)."""
         profile = self.profile
+        if profile.reward == "pairwise":
+            return self._pairwise(det)
         margins = self._margins(self._scores(det))
         scale = profile.scale
         gains = [0.5 + 0.5 * math.tanh((m - r) / scale)
@@ -282,3 +343,32 @@ class _Scorer:
         ranks = rank_rewards(det.result().ranks)
         w = profile.rank_weight
         return [w * ranks[s] + (1 - w) * gains[self.side_of[s]] for s in range(len(ranks))]
+
+    def _pairwise(self, det: GameState) -> list[float]:
+        """Per seat: the mean over the other sides of the chance its side ends ahead (a tie
+        half): exact for a finished game, else from the score difference and the spread."""
+        if det.to_act():
+            scores = det.scores()
+            spread = self.profile.spread(det) if self.profile.spread is not None else 0.0
+        else:
+            ranks = det.result().ranks
+            scores, spread = [-r for r in ranks], 0.0
+        side_scores = [scores[team[0]] for team in self.teams]
+        n = len(side_scores)
+        if n < 2:
+            return [1.0] * len(self.side_of)
+        per_side = []
+        for i, mine in enumerate(side_scores):
+            total = 0.0
+            for j, theirs in enumerate(side_scores):
+                if j != i:
+                    diff = mine - theirs
+                    if spread <= 0.0:
+                        total += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
+                    else:
+                        total += 0.5 * (1.0 + math.erf(diff / (spread * _SQRT2)))
+            per_side.append(total / (n - 1))
+        return [per_side[side] for side in self.side_of]
+
+
+_SQRT2 = math.sqrt(2.0)

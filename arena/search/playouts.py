@@ -18,7 +18,8 @@ from arena.games.base import JSON, GameState
 from arena.search.bfc_playout import heuristic_policy, heuristic_prior, show_bonus
 from arena.search import crossfire_playout as crossfire
 from arena.search.crosswalk_model import (
-    model_belief, model_fast, model_identify, model_opponent, model_prior,
+    PlayEvidence, model_belief, model_fast, model_fast_random_rest, model_identify,
+    model_opponent, model_prior, round_spread,
 )
 from arena.search.crosswalk_playout import crosswalk_fast, crosswalk_prior
 
@@ -59,6 +60,22 @@ class Profile:
     # Whether the other sides' play so far fits `opponent` (root state, searching seat): when it
     # says no, the search plays them by statistics of their own (decoupled UCT) and infers nothing.
     identify: Callable[[GameState, int], bool] | None = None
+    # Search only the root decision, pairing its actions: each iteration determinizes once, and
+    # every legal action of the searching seat is played from that determinization with the same
+    # playout seed (common random numbers), the other seats answering by `opponent` (or at
+    # random); the best mean reward wins. The iteration budget counts playouts. Pays where a
+    # tree's statistics are swamped by chance and each decision shifts the result a little.
+    paired: bool = False
+    # Rewards: "margin" (the margin over the best other side, squashed, blended with the rank at
+    # the end) or "pairwise" (per other side, the chance of finishing ahead of it: exact at the
+    # end, else Phi(score difference / spread(state)), spread being the standard deviation of a
+    # pair's difference still to come).
+    reward: str = "margin"
+    spread: Callable[[GameState], float] | None = None
+    # A factory of a per-game tracker the bot feeds every observation of its seat
+    # (`observe(observation, state)`), whose `weights()` (per seat, the probability that it plays
+    # by `opponent`) go to `belief` as `weights=`.
+    tracker: Callable[[], object] | None = None
 
 
 def play_out(state: GameState, rng: random.Random, stop_at_round_end: bool,
@@ -204,6 +221,18 @@ POLICY_PROFILES: dict[str, Profile] = {
                                     bonus=show_bonus),
 }
 
+# The paired root search (profile kind "paired"): the 4-seat Crosswalk bot. A seat's one choice
+# moves its expected result by a point or two of share beaten, which a tree's branching on every
+# deal of the round buries; pairing the choices on the same deals measures exactly that. The
+# other seats: the heuristic's exact card with the probability their plays so far give it (the
+# rest play at random), hands re-dealt to agree with their plays this cycle.
+PAIRED_PROFILES: dict[str, Profile] = {
+    "crosswalk": Profile(stop_at_round_end=True, fast=model_fast_random_rest,
+                         opponent=model_opponent, belief=model_belief, identify=model_identify,
+                         paired=True, reward="pairwise", spread=round_spread,
+                         tracker=PlayEvidence),
+}
+
 RANDOM_PROFILES: dict[str, Profile] = {
     "xeri": Profile(stop_at_round_end=False, rank_weight=1.0, fast=xeri_random),
 }
@@ -211,9 +240,12 @@ RANDOM_PROFILES: dict[str, Profile] = {
 
 def profile_for(game: str, kind: str = "tuned") -> Profile:
     """The profile of `game`: "tuned" (the defaults above), "policy" (with the rule-based
-    playout policies) or "random" (whole-game random playouts, rank rewards: plain ISMCTS)."""
+    playout policies), "paired" (the paired root search where a game has one, else "policy") or
+    "random" (whole-game random playouts, rank rewards: plain ISMCTS)."""
     if kind == "policy":
         return POLICY_PROFILES.get(game, Profile())
+    if kind == "paired":
+        return PAIRED_PROFILES.get(game) or POLICY_PROFILES.get(game, Profile())
     if kind == "random":
         return RANDOM_PROFILES.get(game, Profile(stop_at_round_end=False, rank_weight=1.0))
     return PROFILES.get(game, Profile())

@@ -1,0 +1,133 @@
+"""How far any bot can get ahead of the Crosswalk heuristic at 4 seats: a ceiling, by look-ahead.
+
+    python bench/crosswalk_4p_ceiling.py [--deals 100] [--seed 12] [--samples 8] [--procs 2]
+
+The table of configs/search/crosswalk_4p.toml, played in process: a candidate, the heuristic
+(bots/crosswalk_bot.py) and two uniformly random seats, each deal in all 4 seat rotations. The
+figure is the candidate's score against the heuristic seat (a win 1, a tie 1/2), with the LOS
+from wins and losses, as `arena h2h` reports it. Candidates:
+
+- "heuristic": the heuristic itself (the level, 50 % up to noise);
+- "clairvoyant": at every choice it plays each card on a copy of the real game, future deals
+  included, then every seat plays on (itself and the heuristic seat by the heuristic's rule,
+  the random seats at random, `--samples` times), and keeps the card that beats the heuristic
+  seat most often at the game's end;
+- "hands": the same look-ahead knowing every hand but not the order of the stock (each sample
+  re-deals the stock and discard pile at random, sizes kept, and re-draws later shuffles).
+
+A fair bot knows less than "hands". If "hands" is level while "clairvoyant" is ahead, what
+separates the cards at a choice is the order of the cards still to come, which no fair bot can
+know; that bounds what any search can gain here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from multiprocessing import Pool
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bots"))
+import crosswalk_bot  # noqa: E402  (the heuristic, standard library only)
+
+from arena.games import new_game  # noqa: E402
+from arena.ratings.stats import los  # noqa: E402
+
+SAMPLES = 8
+
+
+def _finish(state, me: int, heuristic: int, rng: random.Random) -> float:
+    """Play `state` to the end (me and the heuristic seat by the rule, the rest at random); my
+    score against the heuristic seat."""
+    while state.to_act():
+        actions = {}
+        for s in state.to_act():
+            legal = state.legal_actions(s)
+            if len(legal) == 1:
+                actions[s] = legal[0]
+            elif s in (me, heuristic):
+                actions[s] = crosswalk_bot.choose(state.observation(s), legal, {})
+            else:
+                actions[s] = legal[int(rng.random() * len(legal))]
+        state.apply(actions)
+    ranks = state.result().ranks
+    return 1.0 if ranks[me] < ranks[heuristic] else 0.5 if ranks[me] == ranks[heuristic] else 0.0
+
+
+def _look_ahead(state, me: int, heuristic: int, others: dict, kind: str, samples: int):
+    """The card that scores best against the heuristic seat over `samples` continuations."""
+    legal = state.legal_actions(me)
+    default = crosswalk_bot.choose(state.observation(me), legal, {})
+    best, best_value = default, -1.0
+    # The heuristic's card first: it keeps ties.
+    for action in [default] + [a for a in legal if a != default]:
+        value = 0.0
+        for k in range(samples):
+            branch = state.clone()
+            if kind == "hands":
+                rng = random.Random(k)
+                branch._redraw_future(rng)
+                pile = branch.stock + branch.discard
+                rng.shuffle(pile)
+                size = len(branch.discard)
+                branch.discard, branch.stock = pile[:size], pile[size:]
+            branch.apply({**others, me: action})
+            value += _finish(branch, me, heuristic, random.Random(1000 + k))
+        if value > best_value:
+            best, best_value = action, value
+    return best
+
+
+def play(job: tuple[str, int, int, int, int]) -> float:
+    """One game of the table: the candidate's score against the heuristic seat."""
+    kind, seed, deal, rotation, samples = job
+    state = new_game("crosswalk", {}, 4, seed * 100003 + deal)
+    rng = random.Random(seed * 7919 + deal * 4 + rotation)
+    me, heuristic = rotation, (rotation + 1) % 4
+    while state.to_act():
+        actions = {}
+        for s in state.to_act():
+            legal = state.legal_actions(s)
+            if len(legal) == 1:
+                actions[s] = legal[0]
+            elif s in (me, heuristic):
+                actions[s] = crosswalk_bot.choose(state.observation(s), legal, {})
+            else:
+                actions[s] = legal[int(rng.random() * len(legal))]
+        if kind != "heuristic" and len(state.legal_actions(me)) > 1:
+            others = {s: a for s, a in actions.items() if s != me}
+            actions[me] = _look_ahead(state, me, heuristic, others, kind, samples)
+        state.apply(actions)
+    ranks = state.result().ranks
+    return 1.0 if ranks[me] < ranks[heuristic] else 0.5 if ranks[me] == ranks[heuristic] else 0.0
+
+
+def main() -> None:
+    """Print one line per candidate."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--deals", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--samples", type=int, default=SAMPLES)
+    parser.add_argument("--procs", type=int, default=2)
+    parser.add_argument("--kinds", default="heuristic,clairvoyant,hands")
+    args = parser.parse_args()
+    print(f"{'candidate':12} {'games':>6} {'vs heuristic':>13} {'W-D-L':>13} {'LOS':>6} {'s':>6}")
+    with Pool(args.procs) as pool:
+        for kind in args.kinds.split(","):
+            started = time.time()
+            jobs = [(kind, args.seed, d, r, args.samples) for d in range(args.deals)
+                    for r in range(4)]
+            scores = pool.map(play, jobs, chunksize=4)
+            wins, losses = scores.count(1.0), scores.count(0.0)
+            draws = len(scores) - wins - losses
+            pct = 100 * sum(scores) / len(scores)
+            chance = los(wins, losses) if wins + losses else math.nan
+            print(f"{kind:12} {len(scores):6d} {pct:12.1f}% {f'{wins}-{draws}-{losses}':>13} "
+                  f"{chance:6.3f} {time.time() - started:6.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
