@@ -176,3 +176,19 @@ def test_the_shipped_four_seat_bot_uses_the_paired_search():
     assert PAIRED.paired and PAIRED.tracker is PlayEvidence
     # Other games have no paired profile: the kind falls back to their "policy" profile.
     assert profile_for("xeri", "paired") == profile_for("xeri", "policy")
+
+
+@pytest.mark.parametrize("options", [{"lead_tie": "no_move"}, {"movement": "relative"}])
+def test_under_other_rules_the_paired_search_models_nobody_and_stays_legal(options):
+    state = new_game("crosswalk", options, 4, 17)
+    rng = random.Random(3)
+    while len(state.legal_actions(0)) < 2:
+        state.apply({s: rng.choice(state.legal_actions(s)) for s in state.to_act()})
+    evidence = PlayEvidence()
+    evidence.observe(state.observation(0), state)
+    assert evidence.weights() == {}
+    scorer = _Scorer(state, PAIRED, 0)
+    assert scorer.model is None and scorer.infer is None
+    picks = [ISMCTS(iterations=40, seed=2, profile=PAIRED).search(state, 0, random.Random(1))
+             for _ in range(2)]
+    assert picks[0] == picks[1] and picks[0] in state.legal_actions(0)

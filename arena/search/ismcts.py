@@ -12,7 +12,9 @@ alone last, ties split) with the squashed gain of the side's score margin over t
 a playout cut at a round's end is scored by that margin gain alone. Rewards are per side, so
 partners share them. A profile may also bias the tree with a rule-based prior (progressive bias:
 untried actions in the rule's order, then a bonus that fades with visits) and may model the other
-sides' play by a rule, so that the tree branches on the searching side's choices only.
+sides' play by a rule, so that the tree branches on the searching side's choices only. A
+"paired" profile searches the root decision alone: each iteration's determinization plays every
+legal action with one playout seed, so the actions are compared on the same luck.
 
 Given its seed and an iteration budget a search is deterministic; a time budget stops earlier on
 a slow machine and is for play, not for tests.
