@@ -64,6 +64,14 @@ def test_the_evidence_never_rules_out_a_heuristic_seat_and_tells_random_ones_apa
     assert settled >= 6
 
 
+def test_the_evidence_starts_over_at_a_new_game():
+    evidence = _evidence(100)
+    assert evidence.log_odds or evidence.ruled_out
+    first = new_game("crosswalk", {}, 4, 55)
+    evidence.observe(first.observation(0), first)
+    assert evidence.weights() == {} and list(evidence.hand_counts) == [(0, 0)]
+
+
 def test_three_heuristic_seats_all_stay_trusted():
     weights = _evidence(7, heuristic=frozenset({1, 2, 3})).weights()
     assert all(weights[o] > 0.9 for o in (1, 2, 3)), weights

@@ -320,6 +320,10 @@ class PlayEvidence:
     """
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything (a new game)."""
         self.hand_counts: dict[tuple[int, int], list[int]] = {}  # (round, match) -> counts
         self.done: set[tuple[int, int]] = set()
         self.log_odds: dict[int, float] = {}
@@ -334,6 +338,8 @@ class PlayEvidence:
         if len(observation["participants"]) != n or not default_rules(state):
             return
         current = observation["round"], len(played) // n
+        if current == (0, 0) and any(key != current for key in self.hand_counts):
+            self.reset()  # a new game without a game_start
         self.hand_counts.setdefault(current, list(observation["hand_counts"]))
         for key, counts in self.hand_counts.items():
             if key[0] != current[0] or key[1] >= current[1] or key in self.done:
