@@ -17,7 +17,7 @@ from arena.search.bot import SHIPPED, ISMCTSBot
 from arena.search.crosswalk_model import (
     ROUND_SPREAD, TRUST_ATTR, PlayEvidence, cycle_constraints, model_belief, round_spread,
 )
-from arena.search.ismcts import _Scorer
+from arena.search.ismcts import _Scorer, action_key
 from arena.search.playouts import profile_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bots"))
@@ -146,6 +146,11 @@ def test_the_paired_search_is_legal_deterministic_and_counts_playouts():
     # 90 playouts: 30 determinizations, each playing all three cards.
     assert search.ops["iterations"] == 90 and search.ops["determinize"] == 30
     assert search.ops["clone"] == 90
+    stats = search.root_statistics(state, 0, random.Random(4))
+    assert {n for n, _ in stats.values()} == {30}
+    assert all(0.0 <= mean <= 1.0 for _, mean in stats.values())
+    # The same seed gives the same samples: the searched card has the best mean.
+    assert stats[action_key(picks[0])][1] == max(mean for _, mean in stats.values())
 
 
 def test_the_paired_search_keeps_a_ten_for_the_last_match():

@@ -189,9 +189,15 @@ class ISMCTS:
         return totals
 
     def root_statistics(self, state: GameState, seat: int, rng: random.Random) -> dict:
-        """Visits and mean reward of each root action after one search (for analysis)."""
+        """Visits and mean reward of each root action after one search (for analysis; a paired
+        profile: the samples each action was played on and its mean)."""
         root = _Node()
         scorer = _Scorer(state, self._profile_of(state), seat)
+        if scorer.profile.paired:
+            legal = state.legal_actions(seat)
+            totals = self.paired_totals(state, seat, legal, rng, scorer)
+            samples = self.ops["determinize"]
+            return {action_key(a): (samples, t / max(1, samples)) for a, t in zip(legal, totals)}
         for _ in range(self.iterations or 1):
             self._iterate(root, state, seat, rng, self.ops, scorer)
         stats = root.stats[seat]
