@@ -313,10 +313,11 @@ class PlayEvidence:
     cards are any k - 1 of its unplayed cards (uniformly), that has probability
     C(m, k - 1) / C(u, k - 1), with u its other unplayed cards and m those scoring above; a
     uniformly random seat plays that card with probability 1 / k. Each match's likelihood ratio
-    is added to the seat's log-odds (even at first): a card the heuristic could not have played
-    settles it. The hand sizes come from the observation at the match, the cards from a later
-    one, so the tracker must see every observation of the game (forced moves too).
-    Only the default rules are modelled; under other rules the weights stay at even odds.
+    is added to the seat's log-odds, which start even at its first choice; a card the heuristic
+    could not have played settles it. A seat not yet seen choosing has no weight, and the belief
+    models it as the heuristic. The hand sizes come from the observation at the match, the cards
+    from a later one, so the tracker must see every observation of the game (forced moves too).
+    Only the default rules are modelled; under other rules nothing is recorded.
     """
 
     def __init__(self) -> None:
