@@ -39,22 +39,32 @@ from arena.ratings.stats import los  # noqa: E402
 SAMPLES = 8
 
 
-def _finish(state, me: int, heuristic: int, rng: random.Random) -> float:
-    """Play `state` to the end (me and the heuristic seat by the rule, the rest at random); my
-    score against the heuristic seat."""
-    while state.to_act():
-        actions = {}
-        for s in state.to_act():
-            legal = state.legal_actions(s)
-            if len(legal) == 1:
-                actions[s] = legal[0]
-            elif s in (me, heuristic):
-                actions[s] = crosswalk_bot.choose(state.observation(s), legal, {})
-            else:
-                actions[s] = legal[int(rng.random() * len(legal))]
-        state.apply(actions)
+def _table_actions(state, me: int, heuristic: int, rng: random.Random) -> dict:
+    """Every seat's card in this match: me and the heuristic seat by the rule, the rest at
+    random (a lone card is played without asking)."""
+    actions = {}
+    for s in state.to_act():
+        legal = state.legal_actions(s)
+        if len(legal) == 1:
+            actions[s] = legal[0]
+        elif s in (me, heuristic):
+            actions[s] = crosswalk_bot.choose(state.observation(s), legal, {})
+        else:
+            actions[s] = legal[int(rng.random() * len(legal))]
+    return actions
+
+
+def _score(state, me: int, heuristic: int) -> float:
+    """My score against the heuristic seat in a finished game: 1, 1/2 for a tie, or 0."""
     ranks = state.result().ranks
     return 1.0 if ranks[me] < ranks[heuristic] else 0.5 if ranks[me] == ranks[heuristic] else 0.0
+
+
+def _finish(state, me: int, heuristic: int, rng: random.Random) -> float:
+    """Play `state` to the end by `_table_actions`; my score against the heuristic seat."""
+    while state.to_act():
+        state.apply(_table_actions(state, me, heuristic, rng))
+    return _score(state, me, heuristic)
 
 
 def _look_ahead(state, me: int, heuristic: int, others: dict, kind: str, samples: int):
@@ -88,21 +98,12 @@ def play(job: tuple[str, int, int, int, int]) -> float:
     rng = random.Random(seed * 7919 + deal * 4 + rotation)
     me, heuristic = rotation, (rotation + 1) % 4
     while state.to_act():
-        actions = {}
-        for s in state.to_act():
-            legal = state.legal_actions(s)
-            if len(legal) == 1:
-                actions[s] = legal[0]
-            elif s in (me, heuristic):
-                actions[s] = crosswalk_bot.choose(state.observation(s), legal, {})
-            else:
-                actions[s] = legal[int(rng.random() * len(legal))]
+        actions = _table_actions(state, me, heuristic, rng)
         if kind != "heuristic" and len(state.legal_actions(me)) > 1:
             others = {s: a for s, a in actions.items() if s != me}
             actions[me] = _look_ahead(state, me, heuristic, others, kind, samples)
         state.apply(actions)
-    ranks = state.result().ranks
-    return 1.0 if ranks[me] < ranks[heuristic] else 0.5 if ranks[me] == ranks[heuristic] else 0.0
+    return _score(state, me, heuristic)
 
 
 def main() -> None:

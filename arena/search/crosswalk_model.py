@@ -355,8 +355,8 @@ class PlayEvidence:
     def _update(self, o: int, k: int, before: list[str], card: str, state) -> None:
         kept = _kept_after(_number_values(before, state, o), card)
         seen = set(before)
-        others = [f"{c}{x}" for c in state.seat_colours[o] for x in range(1, 11)
-                  if f"{c}{x}" not in seen and f"{c}{x}" != card]
+        colours = state.seat_colours[o]
+        others = [c for c in state._deck if c[0] in colours and c not in seen and c != card]
         above = sum(1 for c in others if kept(c))
         p_model = math.comb(above, k - 1) / math.comb(len(others), k - 1) if len(others) >= k - 1 else 0.0
         if p_model <= 0.0:
