@@ -50,18 +50,19 @@ class ISMCTSBot:
         profile = self.search.profile
         if not isinstance(profile, Profile):
             profile = profile_for(observation["game"], profile)
+        tracking = profile.tracker is not None
+        if len(legal_actions) == 1 and not tracking:
+            return legal_actions[0]
+        state = state_from_observation(observation, self.options)
         weights = None
-        if profile.tracker is not None:
+        if tracking:
             # Every observation, forced moves too: the tracker reads each match's hand sizes.
-            state = state_from_observation(observation, self.options)
             if self.tracker is None:
                 self.tracker = profile.tracker()
             self.tracker.observe(observation, state)
             weights = self.tracker.weights()
-        if len(legal_actions) == 1:
-            return legal_actions[0]
-        if profile.tracker is None:
-            state = state_from_observation(observation, self.options)
+            if len(legal_actions) == 1:
+                return legal_actions[0]
         # Seeded by the observation itself, so a move depends on no earlier call (beyond the
         # weights the tracker, if any, read from this game's earlier observations).
         rng = random.Random(derive_seed("ismcts", self.seed,
