@@ -29,11 +29,15 @@ second last round, then to the better ranked.
 Three or four seats, later rounds: the N mod seats lowest-ranked bots without a bye get byes (so
 `max_rounds` keeps each bot to one bye at most). The others are taken in rank order: the top
 unplaced bot completes its table with the choice, from a window of the next unplaced bots, of
-fewest repeat meetings then smallest score spread; a table left with repeats tries swaps with
-nearby tables, and a field of at most `EXACT_LIMIT` bots at tables that still has repeats is
-searched exhaustively for a grouping with fewer. Each table's seats are then ordered (all
-permutations) to give first seat to the bot that has been first least, then to even out how
-often each bot has sat in each seat.
+fewest repeat meetings, then least first-seat strain (see `first_seat_strain`: whether some bot
+must end the round more than one first off its fair share), then smallest score spread — like
+chess Swiss's absolute colour rules, seat balance outranks score homogeneity, since tables whose
+bots are all due (or all overdue) the same seat otherwise drift a bot to first 3 times in 4. A
+table left with repeats tries swaps with nearby tables, and a field of at most `EXACT_LIMIT` bots
+at tables that still has repeats is searched exhaustively for a grouping with fewer; tables left
+with strain then try swaps that add no repeats. Each table's seats are then ordered (all
+permutations) for least strain, then to give first seat to the bot that has been first least,
+then to even out how often each bot has sat in each seat.
 
 Tables are numbered from 1 down from the top score. The round is a pure function of the pairing
 and the history.
@@ -370,7 +374,27 @@ def group_tables(standing: Standing, seats: int) -> tuple[list[tuple[int, ...]],
     repair_groups(standing, groups)
     if len(playing) <= EXACT_LIMIT and any(standing.repeats(g) for g in groups):
         groups = fewest_repeats(standing, playing, seats, groups)
+    repair_seats(standing, groups)
     return [seat_order(standing, group) for group in groups], byes
+
+
+def seating_strain(standing: Standing, group: list[int] | tuple[int, ...], first: int) -> int:
+    """How far beyond one first off its fair share this round leaves `group`'s bots, `first` first.
+
+    In units of 1/seats of a first: a bot first f times in g games, first again or not (x), is
+    seats·(f + x) − (g + 1) off an even share; anything past ±seats counts.
+    """
+    seats = len(group)
+    strain = 0
+    for bot in group:
+        off = seats * (standing.seat_counts[bot][0] + (bot == first)) - (standing.games[bot] + 1)
+        strain += max(0, abs(off) - seats)
+    return strain
+
+
+def first_seat_strain(standing: Standing, group: list[int] | tuple[int, ...]) -> int:
+    """The least `seating_strain` of `group` over its choices of first seat."""
+    return min(seating_strain(standing, group, first) for first in group)
 
 
 def score_spread(standing: Standing, group: list[int] | tuple[int, ...]) -> float:
@@ -388,17 +412,19 @@ def greedy_groups(standing: Standing, playing: list[int], seats: int) -> list[li
         top, candidates = unplaced[0], unplaced[1:1 + window]
         best = min(
             combinations(range(len(candidates)), seats - 1),
-            key=lambda picks: (
-                standing.repeats([top, *(candidates[i] for i in picks)]),
-                score_spread(standing, [top, *(candidates[i] for i in picks)]),
-                picks,
-            ),
+            key=lambda picks: table_key(standing, [top, *(candidates[i] for i in picks)], picks),
         )
         group = [top, *(candidates[i] for i in best)]
         chosen = set(group)
         unplaced = [bot for bot in unplaced if bot not in chosen]
         groups.append(group)
     return groups
+
+
+def table_key(standing: Standing, group: list[int], picks: tuple[int, ...]) -> tuple:
+    """Greedy grouping's preference: fewest repeats, then least first-seat strain, then spread."""
+    return (standing.repeats(group), first_seat_strain(standing, group),
+            score_spread(standing, group), picks)
 
 
 def repair_groups(standing: Standing, groups: list[list[int]]) -> None:
@@ -416,6 +442,37 @@ def repair_groups(standing: Standing, groups: list[list[int]]) -> None:
                         mine = group[:i] + [b] + group[i + 1:]
                         theirs = partner[:j] + [a] + partner[j + 1:]
                         gain = before - standing.repeats(mine) - standing.repeats(theirs)
+                        if gain <= 0:
+                            continue
+                        spread = score_spread(standing, mine) + score_spread(standing, theirs)
+                        key = (-gain, spread, abs(other - index), other, i, j)
+                        if best is None or key < best[0]:
+                            best = (key, other, mine, theirs)
+            if best is None:
+                break
+            _, other, mine, theirs = best
+            groups[index][:] = mine
+            groups[other][:] = theirs
+
+
+def repair_seats(standing: Standing, groups: list[list[int]]) -> None:
+    """Swap bots between nearby tables while a swap lowers two tables' strain and adds no repeats."""
+    for index, group in enumerate(groups):
+        while first_seat_strain(standing, group):
+            best = None
+            for other in range(max(0, index - REPAIR_REACH), min(len(groups), index + REPAIR_REACH + 1)):
+                if other == index:
+                    continue
+                partner = groups[other]
+                repeats = standing.repeats(group) + standing.repeats(partner)
+                before = first_seat_strain(standing, group) + first_seat_strain(standing, partner)
+                for i, a in enumerate(group):
+                    for j, b in enumerate(partner):
+                        mine = group[:i] + [b] + group[i + 1:]
+                        theirs = partner[:j] + [a] + partner[j + 1:]
+                        if standing.repeats(mine) + standing.repeats(theirs) > repeats:
+                            continue
+                        gain = before - first_seat_strain(standing, mine) - first_seat_strain(standing, theirs)
                         if gain <= 0:
                             continue
                         spread = score_spread(standing, mine) + score_spread(standing, theirs)
@@ -463,12 +520,13 @@ def seat_order(standing: Standing, group: list[int]) -> tuple[int, ...]:
     """The seating of `group` that gives first seat to whom it is due, then evens out the seats."""
     seats = len(group)
 
-    def cost(order: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
+    def cost(order: tuple[int, ...]) -> tuple[int, int, int, tuple[int, ...]]:
         """Lower for a seating that suits the bots' seat history better."""
         first = order[0]
         # Over-representation in first seat relative to a fair share of the games played.
         first_excess = standing.seat_counts[first][0] * seats - standing.games[first]
         spread = sum((standing.seat_counts[bot][seat] + 1) ** 2 for seat, bot in enumerate(order))
-        return (first_excess, spread, tuple(standing.position[bot] for bot in order))
+        return (seating_strain(standing, group, first), first_excess, spread,
+                tuple(standing.position[bot] for bot in order))
 
     return min(permutations(group), key=cost)
