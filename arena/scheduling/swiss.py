@@ -371,10 +371,10 @@ def group_tables(standing: Standing, seats: int) -> tuple[list[tuple[int, ...]],
     resting = set(byes)
     playing = [bot for bot in ranking if bot not in resting]
     groups = greedy_groups(standing, playing, seats)
-    repair_groups(standing, groups)
+    repair(standing, groups, standing.repeats)
     if len(playing) <= EXACT_LIMIT and any(standing.repeats(g) for g in groups):
         groups = fewest_repeats(standing, playing, seats, groups)
-    repair_seats(standing, groups)
+    repair(standing, groups, lambda group: first_seat_strain(standing, group), keep_repeats=True)
     return [seat_order(standing, group) for group in groups], byes
 
 
@@ -427,52 +427,25 @@ def table_key(standing: Standing, group: list[int], picks: tuple[int, ...]) -> t
             score_spread(standing, group), picks)
 
 
-def repair_groups(standing: Standing, groups: list[list[int]]) -> None:
-    """Swap bots between nearby tables while a swap lowers the repeats of the two tables."""
+def repair(standing: Standing, groups: list[list[int]], cost, keep_repeats: bool = False) -> None:
+    """Swap bots between nearby tables while a swap lowers `cost` (of a table) over the two
+    tables; with `keep_repeats`, only swaps that add no repeat meetings."""
     for index, group in enumerate(groups):
-        while standing.repeats(group):
-            best = None
-            for other in range(max(0, index - REPAIR_REACH), min(len(groups), index + REPAIR_REACH + 1)):
-                if other == index:
-                    continue
-                partner = groups[other]
-                before = standing.repeats(group) + standing.repeats(partner)
-                for i, a in enumerate(group):
-                    for j, b in enumerate(partner):
-                        mine = group[:i] + [b] + group[i + 1:]
-                        theirs = partner[:j] + [a] + partner[j + 1:]
-                        gain = before - standing.repeats(mine) - standing.repeats(theirs)
-                        if gain <= 0:
-                            continue
-                        spread = score_spread(standing, mine) + score_spread(standing, theirs)
-                        key = (-gain, spread, abs(other - index), other, i, j)
-                        if best is None or key < best[0]:
-                            best = (key, other, mine, theirs)
-            if best is None:
-                break
-            _, other, mine, theirs = best
-            groups[index][:] = mine
-            groups[other][:] = theirs
-
-
-def repair_seats(standing: Standing, groups: list[list[int]]) -> None:
-    """Swap bots between nearby tables while a swap lowers two tables' strain and adds no repeats."""
-    for index, group in enumerate(groups):
-        while first_seat_strain(standing, group):
+        while cost(group):
             best = None
             for other in range(max(0, index - REPAIR_REACH), min(len(groups), index + REPAIR_REACH + 1)):
                 if other == index:
                     continue
                 partner = groups[other]
                 repeats = standing.repeats(group) + standing.repeats(partner)
-                before = first_seat_strain(standing, group) + first_seat_strain(standing, partner)
+                before = cost(group) + cost(partner)
                 for i, a in enumerate(group):
                     for j, b in enumerate(partner):
                         mine = group[:i] + [b] + group[i + 1:]
                         theirs = partner[:j] + [a] + partner[j + 1:]
-                        if standing.repeats(mine) + standing.repeats(theirs) > repeats:
+                        if keep_repeats and standing.repeats(mine) + standing.repeats(theirs) > repeats:
                             continue
-                        gain = before - first_seat_strain(standing, mine) - first_seat_strain(standing, theirs)
+                        gain = before - cost(mine) - cost(theirs)
                         if gain <= 0:
                             continue
                         spread = score_spread(standing, mine) + score_spread(standing, theirs)
