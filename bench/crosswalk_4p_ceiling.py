@@ -1,6 +1,7 @@
 """How far any bot can get ahead of the Crosswalk heuristic at 4 seats: a ceiling, by look-ahead.
 
     python bench/crosswalk_4p_ceiling.py [--deals 100] [--seed 12] [--samples 8] [--procs 2]
+        [--keep-samples 300] [--kinds heuristic,clairvoyant,hands,keep]
 
 The table of configs/search/crosswalk_4p.toml, played in process: a candidate, the heuristic
 (bots/crosswalk_bot.py) and two uniformly random seats, each deal in all 4 seat rotations. The
@@ -15,9 +16,20 @@ from wins and losses, as `arena h2h` reports it. Candidates:
 - "hands": the same look-ahead knowing every hand but not the order of the stock (each sample
   re-deals the stock and discard pile at random, sizes kept, and re-draws later shuffles).
 
+- "keep": a fair bot built on the game's structure. Only each seat's last card of a round counts
+  at 3-4 seats, and the deal never looks at a card's number, so for any fixed value of "my last
+  card is x" the best play is to play the hand card of lowest value (an exchange argument: from
+  the hand {a, b}, whatever can be done after playing b can be copied after playing a, ending on
+  b where the copy ended on a). It estimates those values as well as the search's model allows:
+  `--keep-samples` times it re-deals what it cannot see (the search's belief, weighted by the
+  play evidence), plays the round to its end with the model, and scores every one of its
+  unplayed cards as the last card against the other seats' last cards (the chance of ending
+  ahead of each, as the paired search's rewards).
+
 A fair bot knows less than "hands". If "hands" is level while "clairvoyant" is ahead, what
 separates the cards at a choice is the order of the cards still to come, which no fair bot can
-know; that bounds what any search can gain here.
+know; that bounds what any search can gain here. If "keep" is level too, the heuristic's order of
+its cards is already as good as a simulation of the whole round with its exact model makes it.
 """
 
 from __future__ import annotations
@@ -33,10 +45,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bots"))
 import crosswalk_bot  # noqa: E402  (the heuristic, standard library only)
 
+from arena.cards import derive_seed  # noqa: E402
 from arena.games import new_game  # noqa: E402
 from arena.ratings.stats import los  # noqa: E402
+from arena.search.bot import state_from_observation  # noqa: E402
+from arena.search.crosswalk_model import (  # noqa: E402
+    TRUST_ATTR, PlayEvidence, model_belief, round_spread,
+)
+from arena.search.crosswalk_playout import _NUMBER, finish_round  # noqa: E402
 
 SAMPLES = 8
+KEEP_SAMPLES = 300
 
 
 def _table_actions(state, me: int, heuristic: int, rng: random.Random) -> dict:
@@ -91,15 +110,62 @@ def _look_ahead(state, me: int, heuristic: int, others: dict, kind: str, samples
     return best
 
 
-def play(job: tuple[str, int, int, int, int]) -> float:
+def _last_card_values(root, me: int, weights: dict, samples: int,
+                      rng: random.Random) -> dict[int, float]:
+    """Per number of my unplayed cards: the summed chance over `samples` simulated round ends of
+    ending ahead of each other seat were it my last card (the others' last cards as simulated)."""
+    infer = model_belief(root, me, weights)
+    played = set(root.played)
+    mine = sorted({_NUMBER[c] for c in root._deck
+                   if c[0] in root.seat_colours[me] and c not in played})
+    values = dict.fromkeys(mine, 0.0)
+    others = [s for s in range(root.num_seats) if s != me]
+    for _ in range(samples):
+        det = root.determinize(me, rng)
+        infer(det, rng)
+        trusted = frozenset(getattr(det, TRUST_ATTR, ())) | {me}
+        last = {s: _NUMBER[c] for s, c in finish_round(det, rng, 0.0, trusted).items()}
+        before = [sum(r[s] for r in det.round_scores[:-1]) for s in range(root.num_seats)]
+        spread = round_spread(det)  # the rounds after this one
+        top = max(last[s] for s in others)
+        for x in mine:
+            lead = max(top, x)
+            points = [before[s] + 10 * (lead if n == lead else lead - n)
+                      for s, n in ((s, x if s == me else last[s]) for s in range(root.num_seats))]
+            for s in others:
+                diff = points[me] - points[s]
+                if spread <= 0.0:
+                    values[x] += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
+                else:
+                    values[x] += 0.5 * (1.0 + math.erf(diff / (spread * math.sqrt(2.0))))
+    return values
+
+
+def _keep(state, me: int, legal: list, evidence: PlayEvidence, seed: int, samples: int):
+    """The "keep" candidate's card: the hand card of lowest simulated last-card value."""
+    observation = state.observation(me)
+    root = state_from_observation(observation, {})
+    evidence.observe(observation, root)  # every observation, forced moves too
+    if len(legal) == 1:
+        return legal[0]
+    rng = random.Random(derive_seed("keep", seed, len(root.played), root.round))
+    values = _last_card_values(root, me, evidence.weights(), samples, rng)
+    return min(legal, key=lambda a: (values[_NUMBER[a["card"]]], -_NUMBER[a["card"]]))
+
+
+def play(job: tuple[str, int, int, int, int, int]) -> float:
     """One game of the table: the candidate's score against the heuristic seat."""
-    kind, seed, deal, rotation, samples = job
+    kind, seed, deal, rotation, samples, keep_samples = job
     state = new_game("crosswalk", {}, 4, seed * 100003 + deal)
     rng = random.Random(seed * 7919 + deal * 4 + rotation)
     me, heuristic = rotation, (rotation + 1) % 4
+    evidence = PlayEvidence()
     while state.to_act():
         actions = _table_actions(state, me, heuristic, rng)
-        if kind != "heuristic" and len(state.legal_actions(me)) > 1:
+        if kind == "keep":
+            actions[me] = _keep(state, me, state.legal_actions(me), evidence,
+                                seed * 100003 + deal, keep_samples)
+        elif kind != "heuristic" and len(state.legal_actions(me)) > 1:
             others = {s: a for s, a in actions.items() if s != me}
             actions[me] = _look_ahead(state, me, heuristic, others, kind, samples)
         state.apply(actions)
@@ -113,13 +179,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--samples", type=int, default=SAMPLES)
     parser.add_argument("--procs", type=int, default=2)
-    parser.add_argument("--kinds", default="heuristic,clairvoyant,hands")
+    parser.add_argument("--keep-samples", type=int, default=KEEP_SAMPLES)
+    parser.add_argument("--kinds", default="heuristic,clairvoyant,hands,keep")
     args = parser.parse_args()
     print(f"{'candidate':12} {'games':>6} {'vs heuristic':>13} {'W-D-L':>13} {'LOS':>6} {'s':>6}")
     with Pool(args.procs) as pool:
         for kind in args.kinds.split(","):
             started = time.time()
-            jobs = [(kind, args.seed, d, r, args.samples) for d in range(args.deals)
+            jobs = [(kind, args.seed, d, r, args.samples, args.keep_samples)
+                    for d in range(args.deals)
                     for r in range(4)]
             scores = pool.map(play, jobs, chunksize=4)
             wins, losses = scores.count(1.0), scores.count(0.0)

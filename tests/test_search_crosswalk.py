@@ -11,7 +11,7 @@ import pytest
 from arena.games import new_game
 from arena.search import ISMCTS
 from arena.search.crosswalk_playout import (
-    crosswalk_fast, crosswalk_prior, final_values, keep_values,
+    crosswalk_fast, crosswalk_prior, final_values, finish_round, keep_values,
 )
 from arena.search.playouts import profile_for
 
@@ -76,6 +76,24 @@ def test_a_playout_scores_the_round_and_stops_at_its_end(seats):
             # The next round is dealt as the engine deals it: every hand its seat's own colours.
             for s, hand in enumerate(det.hands):
                 assert all(c[0] in det.seat_colours[s] for c in hand)
+
+
+@pytest.mark.parametrize("seats", [3, 4])
+def test_finish_round_returns_the_last_cards_that_set_the_round_points(seats):
+    # At 3-4 seats the last match sets every pawn: the points follow from the cards returned.
+    checked = 0
+    for i, (state, seat) in enumerate(_positions(seats, games=2)):
+        det = state.determinize(seat, random.Random(i))
+        played = set(det.played)
+        last = finish_round(det, random.Random(i), 0.5)
+        assert sorted(last) == list(range(seats))
+        assert all(c[0] in det.seat_colours[s] and c not in played for s, c in last.items())
+        numbers = {s: int(c[1:]) for s, c in last.items()}
+        lead = max(numbers.values())
+        assert det.round_scores[-1] == [10 * (lead if n == lead else lead - n)
+                                        for _, n in sorted(numbers.items())]
+        checked += 1
+    assert checked > 10
 
 
 def test_a_playout_from_a_fresh_round_stops_at_once():

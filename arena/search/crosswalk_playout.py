@@ -110,7 +110,7 @@ def crosswalk_fast(state, rng: random.Random, stop_at_round_end: bool, plies: in
                    greedy: float = 0.75, exact: frozenset = frozenset()) -> None:
     """Play on with the heuristic's rule for every seat (with probability `greedy`, else a random
     card); stops after `plies` matches or at the round's end if asked. The rest of a round is
-    simulated here on plain lists (see _finish_round); other rules than the default, or a ply
+    simulated here on plain lists (see finish_round); other rules than the default, or a ply
     limit, go through the engine with random cards. Seats in `exact` always play the rule (they
     are modelled as the deterministic heuristic)."""
     if stop_at_round_end and not state.played:
@@ -121,7 +121,7 @@ def crosswalk_fast(state, rng: random.Random, stop_at_round_end: bool, plies: in
     if plies is None and default_rules(state):
         start = state.round
         while state.participants:
-            _finish_round(state, rng, greedy, exact)
+            finish_round(state, rng, greedy, exact)
             if stop_at_round_end and state.round != start:
                 return
         return
@@ -136,8 +136,10 @@ def crosswalk_fast(state, rng: random.Random, stop_at_round_end: bool, plies: in
                       for s in state.participants for h in (state.hands[s],)})
 
 
-def _finish_round(state, rng: random.Random, greedy: float, exact: frozenset = frozenset()) -> None:
-    """Play the current round to its end (default rules) and let the engine score it.
+def finish_round(state, rng: random.Random, greedy: float,
+                 exact: frozenset = frozenset()) -> dict[int, str]:
+    """Play the current round to its end (default rules), let the engine score it, and return
+    each seat's final card (the round's last match, which set every pawn).
 
     The engine's own match loop spends most of a playout on bookkeeping a playout never reads
     (played and discard records, hash-seeded shuffles, observations' caches); this replays its
@@ -236,3 +238,4 @@ def _finish_round(state, rng: random.Random, greedy: float, exact: frozenset = f
     state.own_left = [0] * n
     state.participants = []
     state._advance()
+    return dict(chosen)
