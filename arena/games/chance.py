@@ -117,24 +117,8 @@ class _Flow:
         where: dict[str, str] = {}
         members: dict[str, list[str]] = {z: [] for z in self.cap}
 
-        def augment(card: str, seen: set[str]) -> bool:
-            for zone in self.allowed[card]:
-                if zone in seen or zone not in self.cap:
-                    continue
-                seen.add(zone)
-                if len(members[zone]) < self.cap[zone]:
-                    members[zone].append(card)
-                    where[card] = zone
-                    return True
-                for other in list(members[zone]):
-                    if augment_from(other, zone, seen):
-                        members[zone].remove(other)
-                        members[zone].append(card)
-                        where[card] = zone
-                        return True
-            return False
-
-        def augment_from(card: str, current: str, seen: set[str]) -> bool:
+        def augment(card: str, current: str | None, seen: set[str]) -> bool:
+            # Place `card` (now in zone `current`, or unplaced) in another zone, moving others on.
             for zone in self.allowed[card]:
                 if zone == current or zone in seen or zone not in self.cap:
                     continue
@@ -144,11 +128,11 @@ class _Flow:
                     where[card] = zone
                     return True
                 for other in list(members[zone]):
-                    if augment_from(other, zone, seen):
+                    if augment(other, zone, seen):
                         members[zone].remove(other)
                         members[zone].append(card)
                         where[card] = zone
                         return True
             return False
 
-        return sum(1 for card in self.cards if augment(card, set()))
+        return sum(1 for card in self.cards if augment(card, None, set()))
