@@ -18,6 +18,12 @@ app.add_typer(ladder_app, name="ladder")
 
 CONFIG_ARG = typer.Argument(help="Ladder config (TOML).")
 LADDER_ARG = typer.Argument(help="Ladder name or id (default: the newest ladder).")
+# The options `ladder start` and `ladder resume` share.
+RAY_OPTION = typer.Option(help="Join this Ray cluster.")
+WORKERS_OPTION = typer.Option(min=1, help="CPUs of the local Ray instance.")
+GAMES_OPTION = typer.Option(min=1, help="Stop after this many games (this run).")
+MINUTES_OPTION = typer.Option(min=0.01, help="Stop after this many minutes.")
+QUIET_OPTION = typer.Option("--quiet", "-q")
 
 
 def _printer(quiet: bool):
@@ -70,11 +76,11 @@ def start(
     config: Annotated[Path, CONFIG_ARG],
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     executor: Annotated[ExecutorKind, typer.Option(help="Where matches run (auto: Ray unless bounded to few games).")] = ExecutorKind.auto,
-    ray_address: Annotated[Optional[str], typer.Option(help="Join this Ray cluster.")] = None,
-    workers: Annotated[Optional[int], typer.Option(min=1, help="CPUs of the local Ray instance.")] = None,
-    games: Annotated[Optional[int], typer.Option(min=1, help="Stop after this many games (this run).")] = None,
-    minutes: Annotated[Optional[float], typer.Option(min=0.01, help="Stop after this many minutes.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    ray_address: Annotated[Optional[str], RAY_OPTION] = None,
+    workers: Annotated[Optional[int], WORKERS_OPTION] = None,
+    games: Annotated[Optional[int], GAMES_OPTION] = None,
+    minutes: Annotated[Optional[float], MINUTES_OPTION] = None,
+    quiet: Annotated[bool, QUIET_OPTION] = False,
 ) -> None:
     """Start a ladder: it plays until Ctrl-C, `arena ladder stop`, --games or --minutes."""
     _go(config, db, False, executor, ray_address, workers, games, minutes, quiet)
@@ -85,11 +91,11 @@ def resume(
     config: Annotated[Path, CONFIG_ARG],
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     executor: Annotated[ExecutorKind, typer.Option(help="Where matches run.")] = ExecutorKind.auto,
-    ray_address: Annotated[Optional[str], typer.Option(help="Join this Ray cluster.")] = None,
-    workers: Annotated[Optional[int], typer.Option(min=1, help="CPUs of the local Ray instance.")] = None,
-    games: Annotated[Optional[int], typer.Option(min=1, help="Stop after this many games (this run).")] = None,
-    minutes: Annotated[Optional[float], typer.Option(min=0.01, help="Stop after this many minutes.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    ray_address: Annotated[Optional[str], RAY_OPTION] = None,
+    workers: Annotated[Optional[int], WORKERS_OPTION] = None,
+    games: Annotated[Optional[int], GAMES_OPTION] = None,
+    minutes: Annotated[Optional[float], MINUTES_OPTION] = None,
+    quiet: Annotated[bool, QUIET_OPTION] = False,
 ) -> None:
     """Continue a ladder exactly where it stopped (tables in flight are played again)."""
     _go(config, db, True, executor, ray_address, workers, games, minutes, quiet)
