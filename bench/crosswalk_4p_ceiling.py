@@ -52,7 +52,8 @@ from arena.search.bot import state_from_observation  # noqa: E402
 from arena.search.crosswalk_model import (  # noqa: E402
     TRUST_ATTR, PlayEvidence, model_belief, round_spread,
 )
-from arena.search.crosswalk_playout import _NUMBER, finish_round  # noqa: E402
+from arena.search.crosswalk_playout import _NUMBER, SPACE, finish_round  # noqa: E402
+from arena.search.ismcts import ahead_chance  # noqa: E402
 
 SAMPLES = 8
 KEEP_SAMPLES = 300
@@ -119,25 +120,21 @@ def _last_card_values(root, me: int, weights: dict, samples: int,
     mine = sorted({_NUMBER[c] for c in root._deck
                    if c[0] in root.seat_colours[me] and c not in played})
     values = dict.fromkeys(mine, 0.0)
-    others = [s for s in range(root.num_seats) if s != me]
+    seats = range(root.num_seats)
+    others = [s for s in seats if s != me]
+    before = [sum(r[s] for r in root.round_scores) for s in seats]
     for _ in range(samples):
         det = root.determinize(me, rng)
         infer(det, rng)
         trusted = frozenset(getattr(det, TRUST_ATTR, ())) | {me}
         last = {s: _NUMBER[c] for s, c in finish_round(det, rng, 0.0, trusted).items()}
-        before = [sum(r[s] for r in det.round_scores[:-1]) for s in range(root.num_seats)]
         spread = round_spread(det)  # the rounds after this one
         top = max(last[s] for s in others)
         for x in mine:
-            lead = max(top, x)
-            points = [before[s] + 10 * (lead if n == lead else lead - n)
-                      for s, n in ((s, x if s == me else last[s]) for s in range(root.num_seats))]
-            for s in others:
-                diff = points[me] - points[s]
-                if spread <= 0.0:
-                    values[x] += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
-                else:
-                    values[x] += 0.5 * (1.0 + math.erf(diff / (spread * math.sqrt(2.0))))
+            last[me] = x
+            lead = max(top, x)  # SPACE[n][lead]: the space of a card n when the highest is lead
+            points = [before[s] + 10 * SPACE[last[s]][lead] for s in seats]
+            values[x] += sum(ahead_chance(points[me] - points[s], spread) for s in others)
     return values
 
 

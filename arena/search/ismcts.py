@@ -370,13 +370,17 @@ class _Scorer:
             total = 0.0
             for j, theirs in enumerate(side_scores):
                 if j != i:
-                    diff = mine - theirs
-                    if spread <= 0.0:
-                        total += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
-                    else:
-                        total += 0.5 * (1.0 + math.erf(diff / (spread * _SQRT2)))
+                    total += ahead_chance(mine - theirs, spread)
             per_side.append(total / (n - 1))
         return [per_side[side] for side in self.side_of]
 
 
 _SQRT2 = math.sqrt(2.0)
+
+
+def ahead_chance(diff: float, spread: float) -> float:
+    """The chance of ending ahead from a score difference `diff` (a tie half): exact when
+    `spread` (the standard deviation of the difference still to come) is 0, else Phi(diff / spread)."""
+    if spread <= 0.0:
+        return 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
+    return 0.5 * (1.0 + math.erf(diff / (spread * _SQRT2)))
