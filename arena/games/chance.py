@@ -114,7 +114,6 @@ class _Flow:
 
     def max_flow(self) -> int:
         """Cards placed by a maximum matching respecting zone capacities."""
-        where: dict[str, str] = {}
         members: dict[str, list[str]] = {z: [] for z in self.cap}
 
         def augment(card: str, current: str | None, seen: set[str]) -> bool:
@@ -125,13 +124,11 @@ class _Flow:
                 seen.add(zone)
                 if len(members[zone]) < self.cap[zone]:
                     members[zone].append(card)
-                    where[card] = zone
                     return True
                 for other in list(members[zone]):
                     if augment(other, zone, seen):
                         members[zone].remove(other)
                         members[zone].append(card)
-                        where[card] = zone
                         return True
             return False
 
