@@ -437,7 +437,7 @@ def repair(standing: Standing, groups: list[list[int]], cost, keep_repeats: bool
                 if other == index:
                     continue
                 partner = groups[other]
-                repeats = standing.repeats(group) + standing.repeats(partner)
+                repeats = standing.repeats(group) + standing.repeats(partner) if keep_repeats else 0
                 before = cost(group) + cost(partner)
                 for i, a in enumerate(group):
                     for j, b in enumerate(partner):
