@@ -26,9 +26,11 @@ def parse_view(view: str, num_seats: int) -> int | None:
     if view == "full":
         return None
     prefix, _, number = str(view).partition(":")
-    if prefix != "seat" or not number.isdigit() or int(number) >= num_seats:
+    # isdigit alone admits '²' (int() then fails: a 500) and '１' (a seat under another spelling).
+    if (prefix != "seat" or not number.isascii() or not number.isdigit()
+            or int(number) >= num_seats):
         seats = ", ".join(f"seat:{s}" for s in range(num_seats))
-        raise ConfigError(f"unknown view {view!r} (known: full, {seats})")
+        raise ConfigError(f"unknown view {str(view)[:40]!r} (known: full, {seats})")
     return int(number)
 
 
