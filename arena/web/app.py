@@ -111,7 +111,8 @@ def _templates() -> Jinja2Templates:
 
 
 def _is_api(request: Request) -> bool:
-    return request.url.path.startswith("/api/")
+    path = request.url.path
+    return path == "/api" or path.startswith("/api/")  # a bare /api too answers in JSON
 
 
 @contextmanager

@@ -47,8 +47,9 @@ def parse_id(text: str, what: str) -> int:
 
 def check_game_id(text: str) -> str:
     """A game id of the allowed characters; 400 otherwise."""
-    if not GAME_ID.match(text):
-        raise bad_request("a game id is 1-200 letters, digits, '.', '_' or '-'")
+    if not GAME_ID.fullmatch(text):  # match() with '$' would let a trailing newline through
+        raise bad_request(f"bad game id {text[:40]!r}: a game id is 1-200 letters, digits, "
+                          "'.', '_' or '-'")
     return text
 
 
@@ -138,7 +139,8 @@ def leaderboard(store: Store, game: str, params) -> dict:
         raise not_found(f"no game named {game[:60]!r}") from None
     method = params.get("method") or None
     if method is not None and method not in METHODS:
-        raise bad_request(f"method must be one of {', '.join(METHODS)}")
+        raise bad_request(f"unknown method {method[:40]!r}: it must be one of "
+                          f"{', '.join(METHODS)}")
     ladder = _ladder_row(store, params["ladder"]) if params.get("ladder") else None
     scope = ("game", game) if ladder is None else ("ladder", f"{ladder['id']}:{game}")
     stored = [m for m in METHODS if store.db.execute(
