@@ -73,7 +73,11 @@ class Store:
             row = conn.execute("select value from meta where key = 'schema_version'").fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"not an Arena database: {path}: {exc}") from None
-        version = int(row[0]) if row and str(row[0]).isdigit() else None
+        text = "" if row is None else str(row[0])
+        if not (text.isascii() and text.isdigit()):  # '²' passes isdigit alone: int() raised
+            raise StoreError(f"not an Arena database: {path}: its meta table has no schema "
+                             f"version (found {text[:20]!r})")
+        version = int(text)
         if version != SCHEMA_VERSION:
             raise StoreError(f"{path}: database schema version {version}, this Arena reads "
                              f"{SCHEMA_VERSION}; open it once with `arena tournament list --db "

@@ -7,6 +7,7 @@ own read-only connection (`Store.open_readonly`), so no connection is shared acr
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -115,17 +116,51 @@ def _is_api(request: Request) -> bool:
     return path == "/api" or path.startswith("/api/")  # a bare /api too answers in JSON
 
 
+# SQLite's codes for a file it cannot read as a database (damaged, replaced, unreadable, locked):
+# the page says so instead of a 500, whatever page met the bad part of the file.
+UNREADABLE = ("SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_BUSY")
+
+
 @contextmanager
 def reading(request: Request) -> Iterator[Store]:
-    """A read-only store for one request, closed after it."""
+    """A read-only store for one request, closed after it; 503 when the file cannot be read."""
     try:
         store = Store.open_readonly(request.app.state.db_path)
     except StoreError as exc:
         raise HTTPException(503, str(exc)) from None
     try:
         yield store
+    except sqlite3.DatabaseError as exc:
+        if not str(getattr(exc, "sqlite_errorname", "")).startswith(UNREADABLE):
+            raise  # e.g. a query this Arena got wrong: a 500 with its traceback in the log
+        raise HTTPException(503, f"the database {request.app.state.db_path} cannot be read: "
+                                 f"{exc}") from None
     finally:
         store.db.conn.close()
+
+
+def check_schema(store: Store) -> None:
+    """StoreError naming a table or column of this Arena's schema that the database lacks."""
+    # A file whose meta table claims the current version but lacks a table (hand-made, or cut
+    # short) would otherwise start, then fail every page that reads the missing part with a 500.
+    reference = Store(":memory:")  # this Arena's schema, from its own migrations
+    try:
+        for table in reference.db.table_names():
+            if table.startswith("sqlite_"):
+                continue
+            want = [c.name for c in reference.db[table].columns]
+            have = {c.name for c in store.db[table].columns}  # none when the table is missing
+            if not have:
+                raise StoreError(f"not a complete Arena database: {store.path}: it has no "
+                                 f"table {table!r}")
+            missing = [c for c in want if c not in have]
+            if missing:
+                raise StoreError(f"not a complete Arena database: {store.path}: table "
+                                 f"{table!r} lacks column(s) {', '.join(missing)}")
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"not an Arena database: {store.path}: {exc}") from None
+    finally:
+        reference.db.conn.close()
 
 
 def render(request: Request, template: str, context: dict, api: str | None = None,
@@ -240,7 +275,11 @@ async def server_error(request: Request, exc: Exception) -> Response:
 
 def create_app(db_path: str | Path) -> Starlette:
     """The web app over the database at `db_path`; StoreError at once if it cannot be read."""
-    Store.open_readonly(db_path).db.conn.close()  # missing, foreign or old: refuse before serving
+    store = Store.open_readonly(db_path)  # missing, foreign, old or incomplete: refuse at once
+    try:
+        check_schema(store)
+    finally:
+        store.db.conn.close()
     pages = [
         ("/", "/leaderboards", data.leaderboards, "index.html", _api_of("/leaderboards"), ()),
         ("/leaderboard/{game}", "/leaderboard/{game}", data.leaderboard, "leaderboard.html",
