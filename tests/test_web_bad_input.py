@@ -195,3 +195,25 @@ def test_a_crawl_of_bad_input_is_all_4xx_and_writes_nothing(db, store, tmp_path)
     assert {p.name: _digest(p) for p in files} == before
     # A reader of a WAL database may create an empty -wal beside it: nothing written to it.
     assert all(p.stat().st_size == 0 for p in tmp_path.glob("crawl.db-wal") if p not in files)
+
+
+# -- repeated parameters ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url, key", [
+    ("/leaderboard/xeri?method=bt&method=pl", "method"),
+    ("/leaderboard/xeri?ladder=1&ladder=2", "ladder"),
+    ("/bots/lad-a?version=1&version=2", "version"),
+])
+def test_a_parameter_given_twice_is_refused(client, url, key):
+    # Starlette keeps the last value: ?method=bt&method=pl silently showed the pl board.
+    error = _json(client, "/api" + url, 400)["error"]
+    assert error.startswith(f"{key} given 2 times: ")
+    assert key in _html(client, url, 400)
+
+
+def test_a_replay_view_given_twice_is_refused(client, store):
+    gid = _gid(store)
+    error = _json(client, f"/api/games/{gid}/replay?view=full&view=seat:0", 400)["error"]
+    assert error == "view given 2 times: 'full', 'seat:0'"
+    assert _json(client, f"/api/games/{gid}/replay?view=", 400)["status"] == 400  # as before

@@ -246,9 +246,10 @@ def game_api(request: Request) -> Response:
 
 def replay_api(request: Request) -> Response:
     """A game's replay (full, or as one seat saw it) as JSON."""
-    view = request.query_params.get("view", "full")
+    view = data.one(request.query_params, "view")
+    view = "full" if view is None else view
     # check=1 adds each frame's hidden cards (what a seat must not see), for tests of the viewer.
-    check = request.query_params.get("check") == "1"
+    check = data.one(request.query_params, "check") == "1"
     return ORJSONResponse(_replay_call(request, "replay_data", view, check)[1])
 
 

@@ -45,6 +45,15 @@ def parse_id(text: str, what: str) -> int:
     return int(text)
 
 
+def one(params, key: str) -> str | None:
+    """The query parameter `key`, or None; 400 when it is given more than once."""
+    values = params.getlist(key)
+    if len(values) > 1:  # which one was meant? Starlette would silently take the last
+        raise bad_request(f"{key} given {len(values)} times: "
+                          f"{', '.join(repr(v[:40]) for v in values[:5])}")
+    return values[0] if values else None
+
+
 def check_game_id(text: str) -> str:
     """A game id of the allowed characters; 400 otherwise."""
     if not GAME_ID.fullmatch(text):  # match() with '$' would let a trailing newline through
@@ -137,11 +146,12 @@ def leaderboard(store: Store, game: str, params) -> dict:
         get_game(game)
     except ConfigError:
         raise not_found(f"no game named {game[:60]!r}") from None
-    method = params.get("method") or None
+    method = one(params, "method") or None
     if method is not None and method not in METHODS:
         raise bad_request(f"unknown method {method[:40]!r}: it must be one of "
                           f"{', '.join(METHODS)}")
-    ladder = _ladder_row(store, params["ladder"]) if params.get("ladder") else None
+    ladder_text = one(params, "ladder")
+    ladder = _ladder_row(store, ladder_text) if ladder_text else None
     scope = ("game", game) if ladder is None else ("ladder", f"{ladder['id']}:{game}")
     stored = [m for m in METHODS if store.db.execute(
         "select 1 from pooled_ratings where scope_kind = ? and scope_id = ? and method = ? limit 1",
@@ -368,7 +378,7 @@ def bot(store: Store, name: str, params) -> dict:
     rows = [dict(r) for r in store.db.query("select * from bots where name = ? order by id", [name])]
     if not rows:
         raise not_found(f"no bot named {name[:80]!r}")
-    version = params.get("version")
+    version = one(params, "version")
     if version is not None:
         rows = [r for r in rows if r["version"] == version]
         if not rows:
