@@ -301,7 +301,6 @@ def create_app(db_path: str | Path) -> Starlette:
     for path, api_path, fn, template, api_of, args, *more in pages:
         html, api = _page(fn, template, api_of, args, *more)
         routes += [Route(path, html), Route("/api" + api_path, api)]
-    routes += [Route(path, html), Route("/api" + api_path, api)]
     routes += [
         Route("/games/{game_id}", game_page),
         Route("/api/games/{game_id}", game_api),
