@@ -217,3 +217,10 @@ def test_a_replay_view_given_twice_is_refused(client, store):
     error = _json(client, f"/api/games/{gid}/replay?view=full&view=seat:0", 400)["error"]
     assert error == "view given 2 times: 'full', 'seat:0'"
     assert _json(client, f"/api/games/{gid}/replay?view=", 400)["status"] == 400  # as before
+
+
+def test_a_name_at_version_path_points_to_the_version_parameter(client):
+    error = _json(client, "/api/bots/lad-a@1", 404)["error"]
+    assert error == "no bot named 'lad-a@1'; for version '1' of 'lad-a' see /bots/lad-a?version=1"
+    assert "/bots/lad-a?version=1" in _html(client, "/bots/lad-a@1", 404)
+    assert _json(client, "/api/bots/nobody@1", 404)["error"] == "no bot named 'nobody@1'"

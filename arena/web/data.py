@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from urllib.parse import quote
 
 from starlette.exceptions import HTTPException
 
@@ -377,6 +378,13 @@ def bot(store: Store, name: str, params) -> dict:
     """A bot's versions (or one, with `?version=`): games, ratings, history, head to head, failures."""
     rows = [dict(r) for r in store.db.query("select * from bots where name = ? order by id", [name])]
     if not rows:
+        base, at, wanted = name.rpartition("@")
+        # NAME@VERSION is how the CLI names a version; here the version is a query parameter.
+        if at and base and store.db.execute("select 1 from bots where name = ?",
+                                            [base]).fetchone():
+            raise not_found(f"no bot named {name[:80]!r}; for version {wanted[:40]!r} of "
+                            f"{base[:80]!r} see /bots/{quote(base, safe='')}"
+                            f"?version={quote(wanted, safe='')}")
         raise not_found(f"no bot named {name[:80]!r}")
     version = one(params, "version")
     if version is not None:
