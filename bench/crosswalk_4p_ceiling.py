@@ -1,12 +1,15 @@
 """How far any bot can get ahead of the Crosswalk heuristic at 4 seats: a ceiling, by look-ahead.
 
     python bench/crosswalk_4p_ceiling.py [--deals 100] [--seed 12] [--samples 8] [--procs 2]
-        [--keep-samples 300] [--kinds heuristic,clairvoyant,hands,keep]
+        [--keep-samples 300] [--kinds heuristic,clairvoyant,hands,keep,keep-win]
+        [--table mixed|heuristics]
 
 The table of configs/search/crosswalk_4p.toml, played in process: a candidate, the heuristic
-(bots/crosswalk_bot.py) and two uniformly random seats, each deal in all 4 seat rotations. The
-figure is the candidate's score against the heuristic seat (a win 1, a tie 1/2), with the LOS
-from wins and losses, as `arena h2h` reports it. Candidates:
+(bots/crosswalk_bot.py) and two uniformly random seats (`--table mixed`), or the candidate and
+three heuristic seats (`--table heuristics`), each deal in all 4 seat rotations. The figure is
+the candidate's score against the heuristic seat(s) (a win 1, a tie 1/2, over every pair of the
+candidate and a heuristic seat in a game), with the LOS from wins and losses, as `arena h2h`
+reports it. Candidates:
 
 - "heuristic": the heuristic itself (the level, 50 % up to noise);
 - "clairvoyant": at every choice it plays each card on a copy of the real game, future deals
@@ -25,6 +28,8 @@ from wins and losses, as `arena h2h` reports it. Candidates:
   play evidence), plays the round to its end with the model, and scores every one of its
   unplayed cards as the last card against the other seats' last cards (the chance of ending
   ahead of each, as the paired search's rewards).
+- "keep-win": "keep" valuing a last card by the chance of finishing ahead of every other seat
+  (first place) instead of the sum of the chances over the seats: the strongest rival counts most.
 
 A fair bot knows less than "hands". If "hands" is level while "clairvoyant" is ahead, what
 separates the cards at a choice is the order of the cards still to come, which no fair bot can
@@ -59,36 +64,37 @@ SAMPLES = 8
 KEEP_SAMPLES = 300
 
 
-def _table_actions(state, me: int, heuristic: int, rng: random.Random) -> dict:
-    """Every seat's card in this match: me and the heuristic seat by the rule, the rest at
+def _table_actions(state, me: int, rivals: tuple, rng: random.Random) -> dict:
+    """Every seat's card in this match: me and the heuristic seats by the rule, the rest at
     random (a lone card is played without asking)."""
     actions = {}
     for s in state.to_act():
         legal = state.legal_actions(s)
         if len(legal) == 1:
             actions[s] = legal[0]
-        elif s in (me, heuristic):
+        elif s == me or s in rivals:
             actions[s] = crosswalk_bot.choose(state.observation(s), legal, {})
         else:
             actions[s] = legal[int(rng.random() * len(legal))]
     return actions
 
 
-def _score(state, me: int, heuristic: int) -> float:
-    """My score against the heuristic seat in a finished game: 1, 1/2 for a tie, or 0."""
+def _score(state, me: int, rivals: tuple) -> list[float]:
+    """My score against each heuristic seat in a finished game: 1, 1/2 for a tie, or 0."""
     ranks = state.result().ranks
-    return 1.0 if ranks[me] < ranks[heuristic] else 0.5 if ranks[me] == ranks[heuristic] else 0.0
+    return [1.0 if ranks[me] < ranks[h] else 0.5 if ranks[me] == ranks[h] else 0.0
+            for h in rivals]
 
 
-def _finish(state, me: int, heuristic: int, rng: random.Random) -> float:
-    """Play `state` to the end by `_table_actions`; my score against the heuristic seat."""
+def _finish(state, me: int, rivals: tuple, rng: random.Random) -> float:
+    """Play `state` to the end by `_table_actions`; my summed score against the heuristic seats."""
     while state.to_act():
-        state.apply(_table_actions(state, me, heuristic, rng))
-    return _score(state, me, heuristic)
+        state.apply(_table_actions(state, me, rivals, rng))
+    return sum(_score(state, me, rivals))
 
 
-def _look_ahead(state, me: int, heuristic: int, others: dict, kind: str, samples: int):
-    """The card that scores best against the heuristic seat over `samples` continuations."""
+def _look_ahead(state, me: int, rivals: tuple, others: dict, kind: str, samples: int):
+    """The card that scores best against the heuristic seats over `samples` continuations."""
     legal = state.legal_actions(me)
     default = crosswalk_bot.choose(state.observation(me), legal, {})
     best, best_value = default, -1.0
@@ -105,14 +111,14 @@ def _look_ahead(state, me: int, heuristic: int, others: dict, kind: str, samples
                 size = len(branch.discard)
                 branch.discard, branch.stock = pile[:size], pile[size:]
             branch.apply({**others, me: action})
-            value += _finish(branch, me, heuristic, random.Random(1000 + k))
+            value += _finish(branch, me, rivals, random.Random(1000 + k))
         if value > best_value:
             best, best_value = action, value
     return best
 
 
 def _last_card_values(root, me: int, weights: dict, samples: int,
-                      rng: random.Random) -> dict[int, float]:
+                      rng: random.Random, objective: str = "seats") -> dict[int, float]:
     """Per number of my unplayed cards: the summed chance over `samples` simulated round ends of
     ending ahead of each other seat were it my last card (the others' last cards as simulated)."""
     infer = model_belief(root, me, weights)
@@ -134,11 +140,13 @@ def _last_card_values(root, me: int, weights: dict, samples: int,
             last[me] = x
             lead = max(top, x)  # SPACE[n][lead]: the space of a card n when the highest is lead
             points = [before[s] + 10 * SPACE[last[s]][lead] for s in seats]
-            values[x] += sum(ahead_chance(points[me] - points[s], spread) for s in others)
+            chances = [ahead_chance(points[me] - points[s], spread) for s in others]
+            values[x] += sum(chances) if objective == "seats" else math.prod(chances)
     return values
 
 
-def _keep(state, me: int, legal: list, evidence: PlayEvidence, seed: int, samples: int):
+def _keep(state, me: int, legal: list, evidence: PlayEvidence, seed: int, samples: int,
+          objective: str = "seats"):
     """The "keep" candidate's card: the hand card of lowest simulated last-card value."""
     observation = state.observation(me)
     root = state_from_observation(observation, {})
@@ -146,27 +154,33 @@ def _keep(state, me: int, legal: list, evidence: PlayEvidence, seed: int, sample
     if len(legal) == 1:
         return legal[0]
     rng = random.Random(derive_seed("keep", seed, len(root.played), root.round))
-    values = _last_card_values(root, me, evidence.weights(), samples, rng)
+    values = _last_card_values(root, me, evidence.weights(), samples, rng, objective)
     return min(legal, key=lambda a: (values[_NUMBER[a["card"]]], -_NUMBER[a["card"]]))
 
 
-def play(job: tuple[str, int, int, int, int, int]) -> float:
-    """One game of the table: the candidate's score against the heuristic seat."""
-    kind, seed, deal, rotation, samples, keep_samples = job
+TABLES = ("mixed", "heuristics")
+
+
+def play(job: tuple[str, str, int, int, int, int, int]) -> list[float]:
+    """One game of the table: the candidate's score against each heuristic seat."""
+    kind, table, seed, deal, rotation, samples, keep_samples = job
     state = new_game("crosswalk", {}, 4, seed * 100003 + deal)
     rng = random.Random(seed * 7919 + deal * 4 + rotation)
-    me, heuristic = rotation, (rotation + 1) % 4
+    me = rotation
+    rivals = ((rotation + 1) % 4,) if table == "mixed" else tuple(
+        s for s in range(4) if s != me)
     evidence = PlayEvidence()
     while state.to_act():
-        actions = _table_actions(state, me, heuristic, rng)
-        if kind == "keep":
+        actions = _table_actions(state, me, rivals, rng)
+        if kind in ("keep", "keep-win"):
             actions[me] = _keep(state, me, state.legal_actions(me), evidence,
-                                seed * 100003 + deal, keep_samples)
+                                seed * 100003 + deal, keep_samples,
+                                "seats" if kind == "keep" else "win")
         elif kind != "heuristic" and len(state.legal_actions(me)) > 1:
             others = {s: a for s, a in actions.items() if s != me}
-            actions[me] = _look_ahead(state, me, heuristic, others, kind, samples)
+            actions[me] = _look_ahead(state, me, rivals, others, kind, samples)
         state.apply(actions)
-    return _score(state, me, heuristic)
+    return _score(state, me, rivals)
 
 
 def main() -> None:
@@ -178,15 +192,16 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--keep-samples", type=int, default=KEEP_SAMPLES)
     parser.add_argument("--kinds", default="heuristic,clairvoyant,hands,keep")
+    parser.add_argument("--table", choices=TABLES, default="mixed")
     args = parser.parse_args()
-    print(f"{'candidate':12} {'games':>6} {'vs heuristic':>13} {'W-D-L':>13} {'LOS':>6} {'s':>6}")
+    print(f"{'candidate':12} {'pairs':>6} {'vs heuristic':>13} {'W-D-L':>13} {'LOS':>6} {'s':>6}")
     with Pool(args.procs) as pool:
         for kind in args.kinds.split(","):
             started = time.time()
-            jobs = [(kind, args.seed, d, r, args.samples, args.keep_samples)
+            jobs = [(kind, args.table, args.seed, d, r, args.samples, args.keep_samples)
                     for d in range(args.deals)
                     for r in range(4)]
-            scores = pool.map(play, jobs, chunksize=4)
+            scores = [x for game in pool.map(play, jobs, chunksize=4) for x in game]
             wins, losses = scores.count(1.0), scores.count(0.0)
             draws = len(scores) - wins - losses
             pct = 100 * sum(scores) / len(scores)
