@@ -160,7 +160,7 @@ class Registry:
             if not self.db_path.exists():
                 raise ConfigError(f"no registry: no database at {self.db_path} (add bots with "
                                   f"`arena bot add PATH --db {self.db_path}`)")
-            self._store = Store(self.db_path)
+            self._store = Store.open_existing(self.db_path)
         return self._store
 
     # -- adding ---------------------------------------------------------------------------------

@@ -84,6 +84,24 @@ class Store:
 
     readonly = False
 
+    @classmethod
+    def open_existing(cls, path: str | Path) -> Store:
+        """The Arena database already at `path`, for commands that must not create one.
+
+        ConfigError when nothing is there; StoreError for a directory or an empty file (opening an
+        empty file would write a fresh schema into it: a read must leave the file as it was).
+        """
+        from arena.errors import ConfigError
+
+        path = Path(path)
+        if not path.exists():
+            raise ConfigError(f"no database at {path}")
+        if path.is_dir():
+            raise StoreError(f"{path} is a directory, not a database file")
+        if path.stat().st_size == 0:
+            raise StoreError(f"not an Arena database: {path} is an empty file")
+        return cls(path)
+
     def _insert(self, table: str, rows: Iterable[dict]) -> int | None:
         """Insert rows inside the caller's transaction; returns the last rowid.
 
@@ -117,21 +135,24 @@ class Store:
         conn.commit()
 
     def _migrate(self) -> None:
+        where = f"{self.path}: " if self.path is not None else ""  # the message names the file
         try:
             tables = set(self.db.table_names())
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"not an Arena database: {exc}") from None
+            raise StoreError(f"not an Arena database: {where}{exc}") from None
         if "meta" in tables:
             try:
                 version = int(self.db["meta"].get("schema_version")["value"])
             except (sqlite_utils.db.NotFoundError, TypeError, ValueError, sqlite3.DatabaseError):
-                raise StoreError("not an Arena database: its meta table has no schema version") from None
+                raise StoreError(f"not an Arena database: {where}its meta table has no schema "
+                                 f"version") from None
             if version > SCHEMA_VERSION:
                 raise StoreError(
-                    f"database schema version {version} is newer than this Arena ({SCHEMA_VERSION})"
+                    f"{where}database schema version {version} is newer than this Arena "
+                    f"({SCHEMA_VERSION})"
                 )
         elif tables:
-            raise StoreError(f"not an Arena database: it has tables {sorted(tables)[:5]}")
+            raise StoreError(f"not an Arena database: {where}it has tables {sorted(tables)[:5]}")
         else:
             version = 0
         # Numbered migrations, each in one transaction with its version bump: a crash mid-way

@@ -54,9 +54,7 @@ def open_store(db: Path):
     """The existing database at `db`; ConfigError when there is none (nothing is created)."""
     from arena.store import Store
 
-    if not db.exists():
-        raise ConfigError(f"no database at {db}")
-    return Store(db)
+    return Store.open_existing(db)
 
 
 METHOD_LABELS = {"elo": "Elo", "bt": "Bradley–Terry", "pl": "Plackett–Luce"}

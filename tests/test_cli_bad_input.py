@@ -1,0 +1,82 @@
+"""Bad input to the command line: one line naming the problem, no traceback, the database untouched."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import shutil
+import sqlite3
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.cli import app
+from test_tournament import write_config
+
+runner = CliRunner()
+
+# Commands that only read the database: none may change the file they are given.
+READERS = [["ratings"], ["leaderboard", "xeri"], ["crosstable"], ["h2h", "random", "random-b"],
+           ["failures"], ["replay", "t1-st1-r1-m1-d0-s0"], ["tournament", "show"],
+           ["tournament", "status"], ["tournament", "export", "1"], ["bot", "list"],
+           ["bot", "show", "random"], ["ladder", "status"]]
+
+
+def digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def one_line_error(out, *names: str) -> str:
+    """The single output line of a failed command; it names every one of `names`."""
+    text = out.output.strip()
+    assert out.exit_code != 0, text
+    assert "Traceback" not in text and "╭" not in text, text
+    assert len(text.splitlines()) == 1, text
+    assert text.startswith("error: "), text
+    for name in names:
+        assert name in text, (name, text)
+    return text
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """A real database of one small serial tournament (copied by each test that changes it)."""
+    folder = tmp_path_factory.mktemp("recorded")
+    db = folder / "real.db"
+    out = runner.invoke(app, ["run", str(write_config(folder)), "--db", str(db), "--executor",
+                              "serial", "-q"])
+    assert out.exit_code == 0, out.output
+    return db
+
+
+@pytest.mark.parametrize("command", READERS, ids=" ".join)
+def test_an_empty_file_is_refused_and_left_empty(tmp_path, command):
+    db = tmp_path / "empty.db"
+    db.write_bytes(b"")
+    out = runner.invoke(app, [*command, "--db", str(db)])
+    one_line_error(out, str(db), "empty")
+    assert db.read_bytes() == b""  # no schema written into it
+
+
+@pytest.mark.parametrize("kind", ["text", "foreign", "truncated"])
+def test_a_file_that_is_not_an_arena_database_is_named(tmp_path, recorded, kind):
+    db = tmp_path / f"{kind}.db"
+    if kind == "text":
+        db.write_text("hello, not a database\n")
+    elif kind == "foreign":
+        with sqlite3.connect(db) as conn:
+            conn.execute("create table users (id integer)")
+    else:
+        shutil.copy(recorded, db)
+        with open(db, "r+b") as fh:
+            fh.truncate(40960)
+    before = digest(db)
+    for command in (["ratings"], ["tournament", "list"], ["bot", "list"]):
+        one_line_error(runner.invoke(app, [*command, "--db", str(db)]), "not an Arena database",
+                       str(db))
+    assert digest(db) == before
+
+
+def test_a_directory_given_as_database_is_named(tmp_path):
+    out = runner.invoke(app, ["tournament", "list", "--db", str(tmp_path)])
+    one_line_error(out, str(tmp_path), "is a directory")
