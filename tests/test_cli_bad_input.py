@@ -80,3 +80,46 @@ def test_a_file_that_is_not_an_arena_database_is_named(tmp_path, recorded, kind)
 def test_a_directory_given_as_database_is_named(tmp_path):
     out = runner.invoke(app, ["tournament", "list", "--db", str(tmp_path)])
     one_line_error(out, str(tmp_path), "is a directory")
+
+
+def test_damage_past_the_first_pages_is_one_line_naming_the_file(tmp_path, recorded):
+    db = tmp_path / "damaged.db"
+    shutil.copy(recorded, db)
+    page = 4096
+    with sqlite3.connect(recorded) as conn:  # overwrite the games and moves tables' root pages
+        roots = [r for (r,) in conn.execute(
+            "select rootpage from sqlite_master where name in ('games', 'game_seats', 'moves')")]
+    with open(db, "r+b") as fh:
+        for root in roots:
+            fh.seek((root - 1) * page)
+            fh.write(random.Random(root).randbytes(page))
+    before = digest(db)
+    for command in (["crosstable"], ["tournament", "show"], ["replay", "t1-st1-r1-m1-d0-s0"],
+                    ["h2h", "random", "random-b"]):
+        one_line_error(runner.invoke(app, [*command, "--db", str(db)]), f"cannot read {db}",
+                       "malformed")
+    assert digest(db) == before
+
+
+@pytest.mark.parametrize("args, names", [
+    (["ratings", "--samples", "-1"], ["--samples", "'-1'"]),
+    (["serve", "--port=99999"], ["--port", "'99999'"]),
+    (["conformance", "xeri", "--seats", "9"], ["--seats", "'9'"]),
+    (["failures", "--format", "xml"], ["--format", "'xml'"]),
+    (["transcript", "xeri", "-o", "bad"], ["--option", "'bad'"]),
+    (["bot", "new", "x", "--lang", "rust"], ["--lang", "'rust'"]),
+    (["crosstable", "abc"], ["tournament", "integer"]),
+    (["replay"], ["Missing argument", "game_id"]),
+    (["nope"], ["No such command", "'nope'"]),
+    (["tournament", "nope"], ["No such command", "'nope'"]),
+    (["--bogus"], ["No such option", "--bogus"]),
+])
+def test_a_usage_error_is_one_line_with_the_bad_value(args, names):
+    out = runner.invoke(app, args)
+    assert out.exit_code == 2
+    one_line_error(out, *names, "--help")
+
+
+def test_a_group_without_a_command_still_prints_its_help():
+    out = runner.invoke(app, ["tournament"])
+    assert "Usage" in out.output and "export" in out.output
