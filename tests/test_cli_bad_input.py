@@ -123,3 +123,35 @@ def test_a_usage_error_is_one_line_with_the_bad_value(args, names):
 def test_a_group_without_a_command_still_prints_its_help():
     out = runner.invoke(app, ["tournament"])
     assert "Usage" in out.output and "export" in out.output
+
+
+def test_a_config_that_is_not_utf8_is_named(tmp_path):
+    config = tmp_path / "binary.toml"
+    config.write_bytes(b"\xff\xfe\x00garbage")
+    db = tmp_path / "a.db"
+    for command in (["run", str(config), "--executor", "serial", "-q"],
+                    ["ladder", "start", str(config), "--executor", "serial"]):
+        out = runner.invoke(app, [*command, "--db", str(db)])
+        assert out.exit_code == 2
+        one_line_error(out, str(config), "not a UTF-8 text file")
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("key, value", [("seed", "100000000000000000000"),
+                                        ("deals", "100000000000000000000"),
+                                        ("time.move_ms", "-100000000000000000000")])
+def test_a_number_beyond_64_bits_in_a_config_is_named(tmp_path, recorded, key, value):
+    db = tmp_path / "a.db"
+    shutil.copy(recorded, db)
+    before = digest(db)
+    config = write_config(tmp_path)
+    text = config.read_text()
+    if key == "time.move_ms":
+        text = text.replace("move_ms = 5000", f"move_ms = {value}")
+    else:
+        text = f"{key} = {value}\n" + text.replace(f"{key} = ", f"# {key} = ")
+    config.write_text(text)
+    out = runner.invoke(app, ["run", str(config), "--db", str(db), "--executor", "serial", "-q"])
+    assert out.exit_code == 2
+    one_line_error(out, str(config), key, value, "64-bit")
+    assert digest(db) == before
