@@ -155,3 +155,27 @@ def test_a_number_beyond_64_bits_in_a_config_is_named(tmp_path, recorded, key, v
     assert out.exit_code == 2
     one_line_error(out, str(config), key, value, "64-bit")
     assert digest(db) == before
+
+
+def test_bot_check_names_an_unknown_sandbox():
+    from conftest import BOTS
+
+    out = runner.invoke(app, ["bot", "check", str(BOTS / "random.toml"), "--sandbox", "zz"])
+    assert out.exit_code == 2
+    one_line_error(out, "unknown sandbox 'zz'", "bwrap")
+
+
+@pytest.mark.parametrize("command", [
+    lambda f: ["transcript", "xeri", "--out", str(f.parent)],     # a folder
+    lambda f: ["transcript", "xeri", "--out", str(f / "x.jsonl")],  # under a file
+    lambda f: ["schema", "--out", str(f)],
+    lambda f: ["bot", "new", "x", "--dir", str(f)],
+], ids=["transcript-folder", "transcript-under-file", "schema", "bot-new"])
+def test_an_output_path_that_cannot_be_written_is_named(tmp_path, command):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("kept\n")
+    out = runner.invoke(app, command(a_file))
+    assert out.exit_code == 2
+    one_line_error(out, "cannot write", str(command(a_file)[-1]))
+    assert a_file.read_text() == "kept\n"
+
