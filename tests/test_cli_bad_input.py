@@ -179,3 +179,8 @@ def test_an_output_path_that_cannot_be_written_is_named(tmp_path, command):
     one_line_error(out, "cannot write", str(command(a_file)[-1]))
     assert a_file.read_text() == "kept\n"
 
+
+@pytest.mark.parametrize("command", [["h2h", "random", "random-b"], ["sprt", "random", "random-b"]])
+def test_head_to_head_names_an_unknown_tournament(tmp_path, recorded, command):
+    out = runner.invoke(app, [*command, "--tournament", "99", "--db", str(recorded)])
+    one_line_error(out, "no tournament with id 99")
