@@ -26,6 +26,7 @@ from arena.errors import LeaseError, StoreError
 SCHEMA_VERSION = 6
 LEASE_STALE_S = 60.0  # a lease whose heartbeat is older than this belongs to a dead driver
 ERROR_KEEP = 16 * 1024  # characters of a runner error's traceback kept per attempt
+_UNWRITABLE = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM)
 
 
 def now() -> str:
@@ -139,6 +140,11 @@ class Store:
         try:
             tables = set(self.db.table_names())
         except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", None) in _UNWRITABLE:
+                # A WAL database is opened by writing its -shm file beside it: a read-only file or
+                # folder fails here, and that is no sign of a foreign file.
+                raise StoreError(f"cannot open {where}{exc} (the file or its folder is read-only?"
+                                 f" SQLite writes beside the database)") from None
             raise StoreError(f"not an Arena database: {where}{exc}") from None
         if "meta" in tables:
             try:

@@ -184,3 +184,42 @@ def test_an_output_path_that_cannot_be_written_is_named(tmp_path, command):
 def test_head_to_head_names_an_unknown_tournament(tmp_path, recorded, command):
     out = runner.invoke(app, [*command, "--tournament", "99", "--db", str(recorded)])
     one_line_error(out, "no tournament with id 99")
+
+
+def sqlite_error(message: str, code: int) -> sqlite3.OperationalError:
+    exc = sqlite3.OperationalError(message)
+    exc.sqlite_errorcode = code
+    return exc
+
+
+def test_a_database_that_cannot_be_opened_for_its_wal_is_not_called_foreign(tmp_path, recorded,
+                                                                          monkeypatch):
+    import sqlite_utils
+
+    # What a WAL database in a read-only folder (no -shm file to write) answers at its opening.
+    def cannot_open(self):
+        raise sqlite_error("unable to open database file", sqlite3.SQLITE_CANTOPEN)
+
+    monkeypatch.setattr(sqlite_utils.Database, "table_names", cannot_open)
+    text = one_line_error(runner.invoke(app, ["tournament", "list", "--db", str(recorded)]),
+                          f"cannot open {recorded}", "read-only")
+    assert "not an Arena database" not in text
+
+
+@pytest.mark.parametrize("code, words", [
+    (sqlite3.SQLITE_READONLY, ["cannot write", "read-only"]),
+    (sqlite3.SQLITE_BUSY, ["database is busy"]),
+])
+def test_a_database_error_mid_command_is_named_by_its_kind(tmp_path, recorded, monkeypatch, code,
+                                                           words):
+    from arena import reports
+
+    def refuse(*args, **kwargs):
+        raise sqlite_error("attempt to write a readonly database" if code == sqlite3.SQLITE_READONLY
+                           else "database is busy", code)
+
+    monkeypatch.setattr(reports, "tournament_report", refuse)
+    text = one_line_error(runner.invoke(app, ["tournament", "show", "--db", str(recorded)]),
+                          str(recorded), *words)
+    assert "damaged" not in text
+

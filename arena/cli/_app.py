@@ -47,7 +47,12 @@ class ArenaGroup(TyperGroup):
             # Damage past the pages a database's opening reads (a page overwritten, a truncated
             # copy) surfaces in whichever query first touches it: any command may meet it.
             db = ctx.meta.get(DB_META, "the database")
-            fail(StoreError(f"cannot read {db}: {exc} (a damaged or foreign SQLite file)"))
+            code = getattr(exc, "sqlite_errorcode", None)
+            if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+                fail(StoreError(f"cannot read {db}: {exc} (a damaged or foreign SQLite file)"))
+            if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM):
+                fail(StoreError(f"cannot write {db}: {exc} (the file or its folder is read-only?)"))
+            fail(StoreError(f"database {db}: {exc}"))
 
     def _usage_error(self, exc) -> None:
         if type(exc).__name__ == "NoArgsIsHelpError":
