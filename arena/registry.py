@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.config import Manifest, load_manifest
-from arena.errors import ConfigError
+from arena.errors import ConfigError, StoreError
 from arena.games import get_game
 from arena.players.base import BotSpec
 
@@ -204,7 +204,12 @@ class Registry:
             return AddResult(manifest.name, version, digest, "unchanged",
                              f"{manifest.name}@{version} already holds this content "
                              f"({digest[:8]}); nothing to do")
-        snapshot = self._snapshot(folder, digest)
+        try:
+            snapshot = self._snapshot(folder, digest)
+        except OSError as exc:  # a read-only registry folder, an unreadable bot file
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise StoreError(f"cannot snapshot {folder} into {self.root}: {where}"
+                             f"{exc.strerror or exc}") from None
         version = manifest.version or digest[:8]
         row = conn.execute("select id, content_hash from bots where name = ? and version = ?",
                            [manifest.name, version]).fetchone()

@@ -223,3 +223,13 @@ def test_a_database_error_mid_command_is_named_by_its_kind(tmp_path, recorded, m
                           str(recorded), *words)
     assert "damaged" not in text
 
+
+def test_bot_add_names_a_registry_folder_it_cannot_write(tmp_path):
+    from conftest import BOTS
+
+    db = tmp_path / "a.db"
+    (tmp_path / "a.db.bots").write_text("a file where the snapshots folder goes\n")
+    out = runner.invoke(app, ["bot", "add", str(BOTS / "random.toml"), "--db", str(db)])
+    one_line_error(out, "cannot snapshot", str(tmp_path / "a.db.bots"))
+    out = runner.invoke(app, ["bot", "list", "--db", str(db), "--json"])
+    assert out.exit_code == 0 and out.output.strip() == "[]"  # nothing half-recorded
