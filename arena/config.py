@@ -291,6 +291,13 @@ def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfi
     raw = read_toml(path)
     raw.setdefault("name", path.stem)
     config = parse_config(raw, str(path))
+    # The games before the bots: "bot 'x' does not play nope" would hide that no game is nope.
+    for stage in config.stages:
+        try:
+            get_game(stage.game)
+        except ConfigError as exc:
+            where = f"{path}: stage {stage.name!r}" if config.event else str(path)
+            raise ConfigError(f"{where}: {exc}") from None
     specs, rows = [], []
     for entry in config.bots:
         spec, row = resolve_bot(entry, path.parent, None if config.event else config.stages[0].game,
@@ -307,10 +314,6 @@ def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfi
                           f"(give each entry its own `name`, e.g. two versions of a registry bot)")
     for stage in config.stages:
         where = f"{path}: stage {stage.name!r}" if config.event else str(path)
-        try:
-            get_game(stage.game)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
         for key in ("candidates", "seeding"):
             unknown = [n for n in getattr(stage, key) if n not in names]
             if unknown:

@@ -233,3 +233,14 @@ def test_bot_add_names_a_registry_folder_it_cannot_write(tmp_path):
     one_line_error(out, "cannot snapshot", str(tmp_path / "a.db.bots"))
     out = runner.invoke(app, ["bot", "list", "--db", str(db), "--json"])
     assert out.exit_code == 0 and out.output.strip() == "[]"  # nothing half-recorded
+
+
+def test_an_unknown_game_in_a_config_is_named_before_its_bots_are_checked(tmp_path):
+    config = write_config(tmp_path)
+    config.write_text(config.read_text().replace('game = "xeri"', 'game = "nope"'))
+    out = runner.invoke(app, ["run", str(config), "--db", str(tmp_path / "a.db"), "--executor",
+                              "serial", "-q"])
+    assert out.exit_code == 2
+    text = one_line_error(out, str(config), "unknown game 'nope'")
+    assert "does not play" not in text
+    assert not (tmp_path / "a.db").exists()
