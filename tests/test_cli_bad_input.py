@@ -244,3 +244,19 @@ def test_an_unknown_game_in_a_config_is_named_before_its_bots_are_checked(tmp_pa
     text = one_line_error(out, str(config), "unknown game 'nope'")
     assert "does not play" not in text
     assert not (tmp_path / "a.db").exists()
+
+
+def test_serve_names_a_port_in_use_before_saying_it_serves(recorded, monkeypatch):
+    import socket
+
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: pytest.fail("the server was started"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = runner.invoke(app, ["serve", "--db", str(recorded), "--port", str(port)])
+    assert out.exit_code == 2
+    text = one_line_error(out, f"cannot listen on 127.0.0.1:{port}")
+    assert "serving" not in text
