@@ -34,6 +34,19 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+def stored_json(text: str, where: str) -> Any:
+    """A JSON column's value; StoreError naming `where` (table.column and row) when it is not JSON.
+
+    Arena wrote it as JSON: anything else means the file was edited or damaged, which a read
+    reports in one line instead of failing somewhere in a report.
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError) as exc:
+        shown = text if len(str(text)) <= 60 else str(text)[:60] + "…"
+        raise StoreError(f"the database holds no valid JSON in {where}: {shown!r} ({exc})") from None
+
+
 def _dumps(value: Any) -> str:
     # orjson: a match's moves are most of what the driver writes, and json.dumps was half its cost.
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
@@ -254,7 +267,9 @@ class Store:
         rows = list(self.db["stages"].rows_where("tournament_id = ?", [tournament_id], order_by="stage"))
         for r in rows:
             for key in ("options", "config", "entrants", "left_out"):
-                r[key] = json.loads(r[key]) if r[key] else ([] if key in ("entrants", "left_out") else {})
+                r[key] = (stored_json(r[key], f"stages.{key} of tournament {tournament_id} stage "
+                                             f"{r['stage']}") if r[key]
+                          else ([] if key in ("entrants", "left_out") else {}))
         return rows
 
     def bot_ids(self, tournament_id: int) -> dict[str, int]:
@@ -286,7 +301,9 @@ class Store:
     def rounds(self, tournament_id: int, stage: int) -> list[dict]:
         """A stage's recorded rounds in order: tables (bot names per table) and byes."""
         return [
-            {"round": r["round"], "tables": json.loads(r["tables"]), "byes": json.loads(r["byes"])}
+            {"round": r["round"],
+             "tables": stored_json(r["tables"], f"rounds.tables of round {r['round']}"),
+             "byes": stored_json(r["byes"], f"rounds.byes of round {r['round']}")}
             for r in self.db.query(
                 "select round, tables, byes from rounds where tournament_id = ? and stage = ? "
                 "order by round", [tournament_id, stage])
@@ -305,7 +322,8 @@ class Store:
             m = matches.setdefault(r["id"], {"match_id": r["id"], "round": r["round"],
                                              "table": r["table_no"], "bots": [], "names": [],
                                              "game_points": [], "match_points": [],
-                                             "games": r["n"], "partners": json.loads(r["partners"])})
+                                             "games": r["n"], "partners": stored_json(
+                                                 r["partners"], f"matches.partners of {r['id']}")})
             m["bots"].append(r["entry"])
             m["names"].append(r["bot"])
             m["game_points"].append(r["game_points"])
@@ -468,10 +486,10 @@ class Store:
             game = self.db["games"].get(game_id)
         except sqlite_utils.db.NotFoundError:
             raise StoreError(f"no game with id {game_id!r}") from None
-        game["options"] = json.loads(game["options"])
+        game["options"] = stored_json(game["options"], f"games.options of {game_id}")
         game["seats"] = list(self.db["game_seats"].rows_where("game_id = ?", [game_id], order_by="seat"))
         game["moves"] = [
-            {**m, "action": json.loads(m["action"])}
+            {**m, "action": stored_json(m["action"], f"moves.action of {game_id} ply {m['ply']}")}
             for m in self.db["moves"].rows_where("game_id = ?", [game_id], order_by="ply")
         ]
         return game
@@ -632,7 +650,7 @@ class Store:
         rows = list(self.db.query("select * from ladder_tables where tournament_id = ? "
                                   "order by number", [tournament_id]))
         for r in rows:
-            r["bots"] = json.loads(r["bots"])
+            r["bots"] = stored_json(r["bots"], f"ladder_tables.bots of table {r['number']}")
         return rows
 
     def record_ladder_matches(self, tournament_id: int, items: Iterable[tuple[int, MatchRecord]],

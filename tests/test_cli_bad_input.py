@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import random
 import shutil
@@ -46,6 +47,12 @@ def recorded(tmp_path_factory):
     out = runner.invoke(app, ["run", str(write_config(folder)), "--db", str(db), "--executor",
                               "serial", "-q"])
     assert out.exit_code == 0, out.output
+    # The run's connections live on in this process: close them and fold the WAL into the file,
+    # or a copy of the file alone would miss the tournament.
+    gc.collect()
+    with sqlite3.connect(db) as conn:
+        conn.execute("pragma wal_checkpoint(truncate)")
+    conn.close()
     return db
 
 
@@ -260,3 +267,26 @@ def test_serve_names_a_port_in_use_before_saying_it_serves(recorded, monkeypatch
     assert out.exit_code == 2
     text = one_line_error(out, f"cannot listen on 127.0.0.1:{port}")
     assert "serving" not in text
+
+
+@pytest.mark.parametrize("sql, command, where", [
+    ("update moves set action = 'not json' where game_id = 't1-st1-r1-m1-d0-s0' and ply = 3",
+     ["replay", "t1-st1-r1-m1-d0-s0"], "moves.action of t1-st1-r1-m1-d0-s0 ply 3"),
+    ("update moves set action = 'not json' where game_id = 't1-st1-r1-m1-d0-s0' and ply = 3",
+     ["tournament", "export", "1"], "moves.action of t1-st1-r1-m1-d0-s0 ply 3"),
+    ("update games set options = '{bad' where id = 't1-st1-r1-m1-d0-s0'",
+     ["replay", "t1-st1-r1-m1-d0-s0"], "games.options of t1-st1-r1-m1-d0-s0"),
+    ("update stages set options = '{bad'", ["tournament", "show"],
+     "stages.options of tournament 1 stage 1"),
+    ("update stages set options = '{bad'", ["crosstable"], "stages.options of tournament 1 stage 1"),
+])
+def test_a_stored_json_value_that_is_not_json_is_named(tmp_path, recorded, sql, command, where):
+    db = tmp_path / "edited.db"
+    shutil.copy(recorded, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute(sql)
+    conn.close()
+    before = digest(db)
+    out = runner.invoke(app, [*command, "--db", str(db)])
+    one_line_error(out, "no valid JSON", where)
+    assert digest(db) == before
