@@ -60,6 +60,8 @@ class Store:
         if path is None or str(path) == ":memory:":
             self.db = sqlite_utils.Database(memory=True)
         else:
+            if self.path.is_dir():  # SQLite would only say "unable to open database file"
+                raise StoreError(f"{path} is a directory, not a database file")
             try:
                 self.db = sqlite_utils.Database(sqlite3.connect(str(path), timeout=30))
             except sqlite3.Error as exc:
@@ -110,9 +112,7 @@ class Store:
         path = Path(path)
         if not path.exists():
             raise ConfigError(f"no database at {path}")
-        if path.is_dir():
-            raise StoreError(f"{path} is a directory, not a database file")
-        if path.stat().st_size == 0:
+        if path.is_file() and path.stat().st_size == 0:
             raise StoreError(f"not an Arena database: {path} is an empty file")
         return cls(path)
 

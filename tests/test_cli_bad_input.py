@@ -290,3 +290,27 @@ def test_a_stored_json_value_that_is_not_json_is_named(tmp_path, recorded, sql, 
     out = runner.invoke(app, [*command, "--db", str(db)])
     one_line_error(out, "no valid JSON", where)
     assert digest(db) == before
+
+
+@pytest.mark.parametrize("command", [["run", "CONFIG", "--executor", "serial", "-q"],
+                                     ["bot", "add", "BOT"]])
+def test_a_directory_given_to_a_writing_command_is_named(tmp_path, command):
+    from conftest import BOTS
+
+    folder = tmp_path / "dir.db"
+    folder.mkdir()
+    args = [str(write_config(tmp_path)) if a == "CONFIG" else str(BOTS / "random.toml")
+            if a == "BOT" else a for a in command]
+    out = runner.invoke(app, [*args, "--db", str(folder)])
+    one_line_error(out, f"{folder} is a directory")
+    assert list(folder.iterdir()) == [] and not (tmp_path / "dir.db.bots").exists()
+
+
+@pytest.mark.parametrize("command", [["ladder", "status", "zz"], ["ladder", "stop", "zz"],
+                                     ["leaderboard", "xeri", "--ladder", "zz"]])
+def test_an_unknown_ladder_is_named_even_when_there_is_none(recorded, command):
+    before = digest(recorded)
+    out = runner.invoke(app, [*command, "--db", str(recorded)])
+    assert out.exit_code == 2
+    one_line_error(out, "no ladder named 'zz'")
+    assert digest(recorded) == before
