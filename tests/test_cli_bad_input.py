@@ -314,3 +314,20 @@ def test_an_unknown_ladder_is_named_even_when_there_is_none(recorded, command):
     assert out.exit_code == 2
     one_line_error(out, "no ladder named 'zz'")
     assert digest(recorded) == before
+
+
+def test_an_export_that_fails_midway_leaves_the_old_file_whole(tmp_path, recorded):
+    db = tmp_path / "edited.db"
+    shutil.copy(recorded, db)
+    with sqlite3.connect(db) as conn:  # the last game's last move: most of the export is written
+        game_id, ply = conn.execute("select game_id, max(ply) from moves where game_id = "
+                                    "(select max(game_id) from moves)").fetchone()
+        conn.execute("update moves set action = 'not json' where game_id = ? and ply = ?",
+                     [game_id, ply])
+    conn.close()
+    target = tmp_path / "games.jsonl"
+    target.write_text("the previous export\n")
+    out = runner.invoke(app, ["tournament", "export", "1", "-o", str(target), "--db", str(db)])
+    one_line_error(out, "no valid JSON", "moves.action")
+    assert target.read_text() == "the previous export\n"
+    assert not list(tmp_path.glob(".games.jsonl.*"))  # no temporary file left behind
