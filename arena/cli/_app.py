@@ -67,7 +67,13 @@ class ArenaGroup(TyperGroup):
         raise typer.Exit(exc.exit_code)
 
     def _bad_value(self, exc) -> str | None:
-        """The value given to the option a BadParameter names, as typed (None when not found)."""
+        """The value a BadParameter refused, as typed (None when not found)."""
+        cause = exc.__cause__
+        if hasattr(cause, "errors"):  # typer's pydantic validation keeps the input
+            try:
+                return str(cause.errors()[0]["input"])
+            except (IndexError, KeyError, TypeError):
+                pass
         param = getattr(exc, "param", None)
         if getattr(param, "param_type_name", None) != "option":
             return None
