@@ -174,8 +174,12 @@ def _opponent_name(name: str, i: int) -> str:
 def resolve_target(target: str, db: Path | None,
                    sandbox: str | None = None) -> tuple[BotSpec, list[str]]:
     """`NAME[@V]` in the registry of `db`, or a folder/manifest PATH: its BotSpec and games."""
+    from arena.players.launch import SANDBOXES
     from arena.registry import Registry, manifest_spec
 
+    # Checked here, before any bot starts: the launcher's own check is a ValueError mid-match.
+    if sandbox is not None and sandbox not in SANDBOXES:
+        raise ConfigError(f"unknown sandbox {sandbox!r} (choose {', '.join(SANDBOXES)})")
     path = Path(target)
     if path.exists():
         spec, manifest = manifest_spec(path, sandbox)

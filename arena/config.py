@@ -236,13 +236,32 @@ def read_toml(path: Path) -> dict:
     """Parse a TOML file; ConfigError names the file and the problem."""
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            raw = tomllib.load(fh)
     except FileNotFoundError:
         raise ConfigError(f"no such file: {path}") from None
     except IsADirectoryError:
         raise ConfigError(f"not a file: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+    _check_ints(raw, path)
+    return raw
+
+
+INT64 = (-(2**63), 2**63 - 1)  # what SQLite (and the JSON columns' writer) can store
+
+
+def _check_ints(value: Any, path: Path, where: str = "") -> None:
+    """ConfigError for a whole number SQLite cannot store: TOML's are unbounded, the columns are not."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_ints(v, path, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_ints(v, path, f"{where}[{i}]")
+    elif isinstance(value, int) and not isinstance(value, bool) and not INT64[0] <= value <= INT64[1]:
+        raise ConfigError(f"{path}: {where}: {value} does not fit a 64-bit integer")
 
 
 def load_manifest(path: Path) -> Manifest:
@@ -272,6 +291,13 @@ def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfi
     raw = read_toml(path)
     raw.setdefault("name", path.stem)
     config = parse_config(raw, str(path))
+    # The games before the bots: "bot 'x' does not play nope" would hide that no game is nope.
+    for stage in config.stages:
+        try:
+            get_game(stage.game)
+        except ConfigError as exc:
+            where = f"{path}: stage {stage.name!r}" if config.event else str(path)
+            raise ConfigError(f"{where}: {exc}") from None
     specs, rows = [], []
     for entry in config.bots:
         spec, row = resolve_bot(entry, path.parent, None if config.event else config.stages[0].game,
@@ -288,10 +314,6 @@ def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfi
                           f"(give each entry its own `name`, e.g. two versions of a registry bot)")
     for stage in config.stages:
         where = f"{path}: stage {stage.name!r}" if config.event else str(path)
-        try:
-            get_game(stage.game)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
         for key in ("candidates", "seeding"):
             unknown = [n for n in getattr(stage, key) if n not in names]
             if unknown:

@@ -521,7 +521,8 @@ def find_ladder(store: Store, ref: str | int | None) -> dict:
     rows = [r for r in store.db.query(
         "select * from tournaments where format = ? order by id desc", [LADDER_FORMAT])]
     if not rows:
-        raise ConfigError("no ladder in this database")
+        raise ConfigError("no ladder in this database" if ref is None
+                          else f"no ladder named {ref!r}: this database has none")
     if ref is None:
         return rows[0]
     for r in rows:

@@ -221,6 +221,7 @@ def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
     fb, pb = _bot_filter(b, "bb")
     scope, sargs = "", []
     if tournament_id is not None:
+        store.tournament(tournament_id)  # an unknown id is an error, not "0 games"
         scope, sargs = " and g.tournament_id = ?", [tournament_id]
     if game is not None:
         get_game(game)

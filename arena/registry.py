@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.config import Manifest, load_manifest
-from arena.errors import ConfigError
+from arena.errors import ConfigError, StoreError
 from arena.games import get_game
 from arena.players.base import BotSpec
 
@@ -160,7 +160,7 @@ class Registry:
             if not self.db_path.exists():
                 raise ConfigError(f"no registry: no database at {self.db_path} (add bots with "
                                   f"`arena bot add PATH --db {self.db_path}`)")
-            self._store = Store(self.db_path)
+            self._store = Store.open_existing(self.db_path)
         return self._store
 
     # -- adding ---------------------------------------------------------------------------------
@@ -204,7 +204,12 @@ class Registry:
             return AddResult(manifest.name, version, digest, "unchanged",
                              f"{manifest.name}@{version} already holds this content "
                              f"({digest[:8]}); nothing to do")
-        snapshot = self._snapshot(folder, digest)
+        try:
+            snapshot = self._snapshot(folder, digest)
+        except OSError as exc:  # a read-only registry folder, an unreadable bot file
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise StoreError(f"cannot snapshot {folder} into {self.root}: {where}"
+                             f"{exc.strerror or exc}") from None
         version = manifest.version or digest[:8]
         row = conn.execute("select id, content_hash from bots where name = ? and version = ?",
                            [manifest.name, version]).fetchone()

@@ -19,7 +19,7 @@ from arena.errors import ConfigError
 from arena.scheduling.base import History, MatchScore, Round, Table
 from arena.standings import (StandingRow, default_tiebreaks, overall_standings, pentanomial,
                              score_match, score_of_row, standings)
-from arena.store import Store
+from arena.store import Store, stored_json
 
 RATE_WINDOW_S = 60.0
 EXPORT_FORMATS = ("jsonl", "csv")
@@ -78,7 +78,7 @@ def _unscored_matches(store: Store, tournament_id: int, stage: int, local: dict[
         ):
             games.setdefault(s["game_id"], []).append(
                 {"entry": local[s["bot"]], "team": s["team"], "rank": s["rank"]})
-        bots = [local[n] for n in json.loads(m["bots"]) if n in local]
+        bots = [local[n] for n in stored_json(m["bots"], f"matches.bots of {m['id']}") if n in local]
         out.append(score_match(m["round"], m["table_no"], bots, list(games.values())))
     return out
 
@@ -93,7 +93,7 @@ def _rounds(store: Store, tournament_id: int, stage: int) -> list[dict]:
         "select round, bots from matches where tournament_id = ? and stage = ? "
         "order by round, table_no", [tournament_id, stage]
     ):
-        by_round[m["round"]].append(json.loads(m["bots"]))
+        by_round[m["round"]].append(stored_json(m["bots"], f"matches.bots of round {m['round']}"))
     return [{"round": r, "tables": tables, "byes": []} for r, tables in sorted(by_round.items())]
 
 
@@ -479,12 +479,12 @@ def export_tournament(store: Store, tournament_id: int, fmt: str, out: TextIO) -
         for g, seats, moves in _game_rows(store, tid):
             record = {
                 "id": g[0], "tournament_id": g[1], "stage": g[2], "round": g[3], "table": g[4],
-                "match_id": g[5], "game": g[6], "options": json.loads(g[7]) if g[7] else {},
+                "match_id": g[5], "game": g[6], "options": stored_json(g[7], f"games.options of {g[0]}") if g[7] else {},
                 "seed": g[8], "deal": g[9], "rotation": g[10], "termination": g[11],
                 "culprit_bot": g[12], "detail": g[13], "evidence": g[14],
                 "seats": [{"seat": s[1], "bot": s[2], "team": s[3], "score": s[4], "rank": s[5]}
                           for s in seats],
-                "moves": [{"ply": m[1], "step": m[2], "seat": m[3], "action": json.loads(m[4]),
+                "moves": [{"ply": m[1], "step": m[2], "seat": m[3], "action": stored_json(m[4], f"moves.action of {g[0]} ply {m[1]}"),
                            "ms": m[5]} for m in moves],
             }
             out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")

@@ -26,11 +26,25 @@ from arena.errors import LeaseError, StoreError
 SCHEMA_VERSION = 6
 LEASE_STALE_S = 60.0  # a lease whose heartbeat is older than this belongs to a dead driver
 ERROR_KEEP = 16 * 1024  # characters of a runner error's traceback kept per attempt
+_UNWRITABLE = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM)
 
 
 def now() -> str:
     """The current UTC time as ISO 8601, the format of every timestamp column."""
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def stored_json(text: str, where: str) -> Any:
+    """A JSON column's value; StoreError naming `where` (table.column and row) when it is not JSON.
+
+    Arena wrote it as JSON: anything else means the file was edited or damaged, which a read
+    reports in one line instead of failing somewhere in a report.
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError) as exc:
+        shown = text if len(str(text)) <= 60 else str(text)[:60] + "…"
+        raise StoreError(f"the database holds no valid JSON in {where}: {shown!r} ({exc})") from None
 
 
 def _dumps(value: Any) -> str:
@@ -46,6 +60,8 @@ class Store:
         if path is None or str(path) == ":memory:":
             self.db = sqlite_utils.Database(memory=True)
         else:
+            if self.path.is_dir():  # SQLite would only say "unable to open database file"
+                raise StoreError(f"{path} is a directory, not a database file")
             try:
                 self.db = sqlite_utils.Database(sqlite3.connect(str(path), timeout=30))
             except sqlite3.Error as exc:
@@ -88,6 +104,22 @@ class Store:
 
     readonly = False
 
+    @classmethod
+    def open_existing(cls, path: str | Path) -> Store:
+        """The Arena database already at `path`, for commands that must not create one.
+
+        ConfigError when nothing is there; StoreError for a directory or an empty file (opening an
+        empty file would write a fresh schema into it: a read must leave the file as it was).
+        """
+        from arena.errors import ConfigError
+
+        path = Path(path)
+        if not path.exists():
+            raise ConfigError(f"no database at {path}")
+        if path.is_file() and path.stat().st_size == 0:
+            raise StoreError(f"not an Arena database: {path} is an empty file")
+        return cls(path)
+
     def _insert(self, table: str, rows: Iterable[dict]) -> int | None:
         """Insert rows inside the caller's transaction; returns the last rowid.
 
@@ -121,21 +153,29 @@ class Store:
         conn.commit()
 
     def _migrate(self) -> None:
+        where = f"{self.path}: " if self.path is not None else ""  # the message names the file
         try:
             tables = set(self.db.table_names())
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"not an Arena database: {exc}") from None
+            if getattr(exc, "sqlite_errorcode", None) in _UNWRITABLE:
+                # A WAL database is opened by writing its -shm file beside it: a read-only file or
+                # folder fails here, and that is no sign of a foreign file.
+                raise StoreError(f"cannot open {where}{exc} (the file or its folder is read-only?"
+                                 f" SQLite writes beside the database)") from None
+            raise StoreError(f"not an Arena database: {where}{exc}") from None
         if "meta" in tables:
             try:
                 version = int(self.db["meta"].get("schema_version")["value"])
             except (sqlite_utils.db.NotFoundError, TypeError, ValueError, sqlite3.DatabaseError):
-                raise StoreError("not an Arena database: its meta table has no schema version") from None
+                raise StoreError(f"not an Arena database: {where}its meta table has no schema "
+                                 f"version") from None
             if version > SCHEMA_VERSION:
                 raise StoreError(
-                    f"database schema version {version} is newer than this Arena ({SCHEMA_VERSION})"
+                    f"{where}database schema version {version} is newer than this Arena "
+                    f"({SCHEMA_VERSION})"
                 )
         elif tables:
-            raise StoreError(f"not an Arena database: it has tables {sorted(tables)[:5]}")
+            raise StoreError(f"not an Arena database: {where}it has tables {sorted(tables)[:5]}")
         else:
             version = 0
         # Numbered migrations, each in one transaction with its version bump: a crash mid-way
@@ -231,7 +271,9 @@ class Store:
         rows = list(self.db["stages"].rows_where("tournament_id = ?", [tournament_id], order_by="stage"))
         for r in rows:
             for key in ("options", "config", "entrants", "left_out"):
-                r[key] = json.loads(r[key]) if r[key] else ([] if key in ("entrants", "left_out") else {})
+                r[key] = (stored_json(r[key], f"stages.{key} of tournament {tournament_id} stage "
+                                             f"{r['stage']}") if r[key]
+                          else ([] if key in ("entrants", "left_out") else {}))
         return rows
 
     def bot_ids(self, tournament_id: int) -> dict[str, int]:
@@ -263,7 +305,9 @@ class Store:
     def rounds(self, tournament_id: int, stage: int) -> list[dict]:
         """A stage's recorded rounds in order: tables (bot names per table) and byes."""
         return [
-            {"round": r["round"], "tables": json.loads(r["tables"]), "byes": json.loads(r["byes"])}
+            {"round": r["round"],
+             "tables": stored_json(r["tables"], f"rounds.tables of round {r['round']}"),
+             "byes": stored_json(r["byes"], f"rounds.byes of round {r['round']}")}
             for r in self.db.query(
                 "select round, tables, byes from rounds where tournament_id = ? and stage = ? "
                 "order by round", [tournament_id, stage])
@@ -282,7 +326,8 @@ class Store:
             m = matches.setdefault(r["id"], {"match_id": r["id"], "round": r["round"],
                                              "table": r["table_no"], "bots": [], "names": [],
                                              "game_points": [], "match_points": [],
-                                             "games": r["n"], "partners": json.loads(r["partners"])})
+                                             "games": r["n"], "partners": stored_json(
+                                                 r["partners"], f"matches.partners of {r['id']}")})
             m["bots"].append(r["entry"])
             m["names"].append(r["bot"])
             m["game_points"].append(r["game_points"])
@@ -445,10 +490,10 @@ class Store:
             game = self.db["games"].get(game_id)
         except sqlite_utils.db.NotFoundError:
             raise StoreError(f"no game with id {game_id!r}") from None
-        game["options"] = json.loads(game["options"])
+        game["options"] = stored_json(game["options"], f"games.options of {game_id}")
         game["seats"] = list(self.db["game_seats"].rows_where("game_id = ?", [game_id], order_by="seat"))
         game["moves"] = [
-            {**m, "action": json.loads(m["action"])}
+            {**m, "action": stored_json(m["action"], f"moves.action of {game_id} ply {m['ply']}")}
             for m in self.db["moves"].rows_where("game_id = ?", [game_id], order_by="ply")
         ]
         return game
@@ -609,7 +654,7 @@ class Store:
         rows = list(self.db.query("select * from ladder_tables where tournament_id = ? "
                                   "order by number", [tournament_id]))
         for r in rows:
-            r["bots"] = json.loads(r["bots"])
+            r["bots"] = stored_json(r["bots"], f"ladder_tables.bots of table {r['number']}")
         return rows
 
     def record_ladder_matches(self, tournament_id: int, items: Iterable[tuple[int, MatchRecord]],

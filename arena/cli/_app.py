@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import sqlite3
 import sys
 from enum import Enum
 from pathlib import Path
@@ -13,17 +14,94 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
-from arena.errors import ArenaError, ConfigError
+from arena.errors import ArenaError, ConfigError, StoreError
 
-app = typer.Typer(
-    name="arena", no_args_is_help=True, add_completion=False,
-    help="Arena: tournaments and ratings for card-game bots.",
-)
 console = Console()
 err_console = Console(stderr=True)
 
-DB_OPTION = typer.Option("--db", help="SQLite database file.")
+# typer vendors click from 0.2x on (and uses the click package before): its own UsageError is the
+# one raised, reached through the public BadParameter whichever typer this is.
+UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+class ArenaGroup(TyperGroup):
+    """The `arena` group: usage errors and unreadable databases end as one line, never a box or traceback."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        """Parse the top-level arguments, keeping them to quote a bad value back."""
+        self.raw_args = list(args)
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except UsageError as exc:
+            self._usage_error(exc)
+
+    def invoke(self, ctx):
+        """Run the command; a usage error or a damaged database is printed as one line."""
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            self._usage_error(exc)
+        except sqlite3.DatabaseError as exc:
+            # Damage past the pages a database's opening reads (a page overwritten, a truncated
+            # copy) surfaces in whichever query first touches it: any command may meet it.
+            db = ctx.meta.get(DB_META, "the database")
+            code = getattr(exc, "sqlite_errorcode", None)
+            if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+                fail(StoreError(f"cannot read {db}: {exc} (a damaged or foreign SQLite file)"))
+            if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM):
+                fail(StoreError(f"cannot write {db}: {exc} (the file or its folder is read-only?)"))
+            fail(StoreError(f"database {db}: {exc}"))
+
+    def _usage_error(self, exc) -> None:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            raise exc  # not an error: the group's help
+        message = exc.format_message()
+        value = self._bad_value(exc)
+        if value is not None and repr(value) not in message:
+            message += f" (got {value!r})"
+        command = exc.ctx.command_path if exc.ctx is not None else "arena"
+        err_console.print(f"[red]error:[/red] {escape(message)} (see `{escape(command)} --help`)",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(exc.exit_code)
+
+    def _bad_value(self, exc) -> str | None:
+        """The value a BadParameter refused, as typed (None when not found)."""
+        cause = exc.__cause__
+        if hasattr(cause, "errors"):  # typer's pydantic validation keeps the input
+            try:
+                return str(cause.errors()[0]["input"])
+            except (IndexError, KeyError, TypeError):
+                pass
+        param = getattr(exc, "param", None)
+        if getattr(param, "param_type_name", None) != "option":
+            return None
+        args = getattr(self, "raw_args", [])
+        found = None
+        for i, arg in enumerate(args):
+            for opt in param.opts:
+                if arg == opt and i + 1 < len(args):
+                    found = args[i + 1]
+                elif arg.startswith(opt + "="):
+                    found = arg[len(opt) + 1:]
+        return found  # the last one given is the one that failed
+
+
+app = typer.Typer(
+    name="arena", no_args_is_help=True, add_completion=False, cls=ArenaGroup,
+    help="Arena: tournaments and ratings for card-game bots.",
+)
+
+DB_META = "arena.db"  # where a command's --db is kept, for the damaged-database message
+
+
+def _remember_db(ctx: typer.Context, value: Path) -> Path:
+    ctx.meta[DB_META] = value
+    return value
+
+
+DB_OPTION = typer.Option("--db", help="SQLite database file.", callback=_remember_db)
 TOURNAMENT_ARG = typer.Argument(help="Tournament id (default: newest).")
 
 
@@ -54,9 +132,7 @@ def open_store(db: Path):
     """The existing database at `db`; ConfigError when there is none (nothing is created)."""
     from arena.store import Store
 
-    if not db.exists():
-        raise ConfigError(f"no database at {db}")
-    return Store(db)
+    return Store.open_existing(db)
 
 
 METHOD_LABELS = {"elo": "Elo", "bt": "Bradley–Terry", "pl": "Plackett–Luce"}

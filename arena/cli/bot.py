@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 
 from arena.cli._app import DB_OPTION, app, console, fail, new_table
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ConfigError
 
 bot_app = typer.Typer(
     help="Submitted bots: add, list, show, remove, check; start a new one from a kit.",
@@ -208,4 +208,6 @@ def new(
         folder = new_bot(name, lang.value, directory)
     except ArenaError as exc:
         fail(exc)
+    except OSError as exc:  # --dir is a file, or a folder that cannot be written
+        fail(ConfigError(f"--dir: cannot write {directory / name}: {exc.strerror or exc}"))
     _say(f"wrote {_safe(folder)}: edit the strategy, then `arena bot check {_safe(folder)}`")

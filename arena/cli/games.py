@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from arena.cli._app import DB_OPTION, app, console, fail, open_store
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ConfigError
 
 
 @app.command()
@@ -87,11 +87,14 @@ def schema(
     from arena.game_schemas import write_game_schemas
     from arena.protocol import write_schemas
 
-    for path in write_schemas(out):
-        console.print(f"wrote {path}")
-    # Per-game files go in a subfolder, so the message-schema glob `*.schema.json` does not see them.
-    for path in write_game_schemas(out / "games"):
-        console.print(f"wrote {path}")
+    try:
+        for path in write_schemas(out):
+            console.print(f"wrote {path}")
+        # Per-game files go in a subfolder, so the message-schema glob `*.schema.json` does not see them.
+        for path in write_game_schemas(out / "games"):
+            console.print(f"wrote {path}")
+    except OSError as exc:  # --out is a file, or a folder that cannot be written
+        fail(ConfigError(f"--out: cannot write into {out}: {exc.strerror or exc}"))
 
 
 @app.command()
@@ -110,7 +113,10 @@ def transcript(
     except ArenaError as exc:
         fail(exc)
     if out:
-        write_transcript(lines, out)
+        try:
+            write_transcript(lines, out)
+        except OSError as exc:  # --out is a folder, or under a file
+            fail(ConfigError(f"--out: cannot write {out}: {exc.strerror or exc}"))
         console.print(f"wrote {out}: {len(lines) - 1} messages")
     else:
         for line in lines:

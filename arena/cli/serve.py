@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from arena.cli._app import DB_OPTION, app, console, err_console, printable
-from arena.errors import StoreError
+from arena.cli._app import DB_OPTION, app, console, err_console, fail, printable
+from arena.errors import ConfigError, StoreError
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
@@ -23,6 +23,20 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def check_listen(host: str, port: int) -> None:
+    """ConfigError unless `host:port` can be listened on now (a name that does not resolve, a port in use)."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            sock.bind(address)
+    except OSError as exc:  # socket.gaierror too
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def url_of(host: str, port: int) -> str:
@@ -51,6 +65,11 @@ def serve(
         raise typer.Exit(2)
     import uvicorn
 
+    # Checked before saying "serving": uvicorn's own bind error comes after that line, exit 3.
+    try:
+        check_listen(host, port)
+    except ConfigError as exc:
+        fail(exc)
     if not is_loopback(host):
         err_console.print(f"warning: binding {printable(host)}: anyone who can reach this address "
                           "can read the database", highlight=False, soft_wrap=True)
