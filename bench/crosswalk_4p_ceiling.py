@@ -1,7 +1,7 @@
 """How far any bot can get ahead of the Crosswalk heuristic at 4 seats: a ceiling, by look-ahead.
 
     python bench/crosswalk_4p_ceiling.py [--deals 100] [--seed 12] [--samples 8] [--procs 2]
-        [--keep-samples 300] [--kinds heuristic,clairvoyant,hands,keep,keep-win]
+        [--keep-samples 300] [--kinds heuristic,clairvoyant,hands,fair,keep,keep-win]
         [--table mixed|heuristics]
 
 The table of configs/search/crosswalk_4p.toml, played in process: a candidate, the heuristic
@@ -16,8 +16,13 @@ reports it. Candidates:
   included, then every seat plays on (itself and the heuristic seat by the heuristic's rule,
   the random seats at random, `--samples` times), and keeps the card that beats the heuristic
   seat most often at the game's end;
-- "hands": the same look-ahead knowing every hand but not the order of the stock (each sample
-  re-deals the stock and discard pile at random, sizes kept, and re-draws later shuffles).
+- "hands": the same look-ahead knowing every hand (and the other seats' cards of this match)
+  but not the order of the stock (each sample re-deals the stock and discard pile at random,
+  sizes kept, and re-draws later shuffles);
+- "fair": the same look-ahead on what the seat may know: each of the `--samples` continuations
+  starts from a determinization of its view re-dealt by the search's belief (weighted by the
+  play evidence), the seats it trusts there playing the heuristic's rule and the rest at random,
+  this match's cards included. It still aims at the heuristic seat(s), as the figure does.
 
 - "keep": a fair bot built on the game's structure. Only each seat's last card of a round counts
   at 3-4 seats, and the deal never looks at a card's number, so for any fixed value of "my last
@@ -117,6 +122,40 @@ def _look_ahead(state, me: int, rivals: tuple, others: dict, kind: str, samples:
     return best
 
 
+def _fair_look_ahead(state, me: int, rivals: tuple, evidence: PlayEvidence, seed: int,
+                     samples: int):
+    """The card that scores best against the heuristic seats over `samples` continuations from
+    the seat's belief (every card compared on the same determinizations)."""
+    legal = state.legal_actions(me)
+    observation = state.observation(me)
+    root = state_from_observation(observation, {})
+    infer = model_belief(root, me, evidence.weights())
+    rng = random.Random(derive_seed("fair", seed, len(root.played), root.round))
+    starts = []
+    for _ in range(samples):
+        det = root.determinize(me, rng)
+        if infer is not None:
+            infer(det, rng)
+        starts.append(det)
+    default = crosswalk_bot.choose(observation, legal, {})
+    best, best_value = default, -1.0
+    for action in [default] + [a for a in legal if a != default]:
+        value = 0.0
+        for k, det in enumerate(starts):
+            branch = det.clone()
+            # The seats the belief trusts play the rule (me too), the rest at random.
+            trusted = tuple(getattr(det, TRUST_ATTR, ()))
+            play_rng = random.Random(1000 + k)
+            actions = _table_actions(branch, me, trusted, play_rng)
+            branch.apply({**actions, me: action})
+            while branch.to_act():
+                branch.apply(_table_actions(branch, me, trusted, play_rng))
+            value += sum(_score(branch, me, rivals))
+        if value > best_value:
+            best, best_value = action, value
+    return best
+
+
 def _last_card_values(root, me: int, weights: dict, samples: int,
                       rng: random.Random, objective: str = "seats") -> dict[int, float]:
     """Per number of my unplayed cards: the summed chance over `samples` simulated round ends of
@@ -150,7 +189,6 @@ def _keep(state, me: int, legal: list, evidence: PlayEvidence, seed: int, sample
     """The "keep" candidate's card: the hand card of lowest simulated last-card value."""
     observation = state.observation(me)
     root = state_from_observation(observation, {})
-    evidence.observe(observation, root)  # every observation, forced moves too
     if len(legal) == 1:
         return legal[0]
     rng = random.Random(derive_seed("keep", seed, len(root.played), root.round))
@@ -172,10 +210,17 @@ def play(job: tuple[str, str, int, int, int, int, int]) -> list[float]:
     evidence = PlayEvidence()
     while state.to_act():
         actions = _table_actions(state, me, rivals, rng)
+        if kind in ("keep", "keep-win", "fair"):
+            # Every observation, forced moves too: the evidence reads each match's hand sizes.
+            observation = state.observation(me)
+            evidence.observe(observation, state_from_observation(observation, {}))
         if kind in ("keep", "keep-win"):
             actions[me] = _keep(state, me, state.legal_actions(me), evidence,
                                 seed * 100003 + deal, keep_samples,
                                 "seats" if kind == "keep" else "win")
+        elif kind == "fair" and len(state.legal_actions(me)) > 1:
+            actions[me] = _fair_look_ahead(state, me, rivals, evidence, seed * 100003 + deal,
+                                           samples)
         elif kind != "heuristic" and len(state.legal_actions(me)) > 1:
             others = {s: a for s, a in actions.items() if s != me}
             actions[me] = _look_ahead(state, me, rivals, others, kind, samples)
