@@ -52,6 +52,23 @@ def _dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
 
 
+def _check_readonly_version(conn: sqlite3.Connection, path: Path) -> None:
+    """StoreError unless the database on `conn` is an Arena database of this schema version."""
+    try:
+        row = conn.execute("select value from meta where key = 'schema_version'").fetchone()
+    except sqlite3.Error as exc:
+        raise StoreError(f"not an Arena database: {path}: {exc}") from None
+    text = "" if row is None else str(row[0])
+    if not (text.isascii() and text.isdigit()):  # '²' passes isdigit alone: int() raised
+        raise StoreError(f"not an Arena database: {path}: its meta table has no schema "
+                         f"version (found {text[:20]!r})")
+    version = int(text)
+    if version != SCHEMA_VERSION:
+        raise StoreError(f"{path}: database schema version {version}, this Arena reads "
+                         f"{SCHEMA_VERSION}; open it once with `arena tournament list --db "
+                         f"{path}` to migrate it")
+
+
 class Store:
     """The Arena database. Only the driver process writes to it."""
 
@@ -85,19 +102,14 @@ class Store:
         try:
             conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30,
                                    check_same_thread=False)
-            db = sqlite_utils.Database(conn)
-            row = conn.execute("select value from meta where key = 'schema_version'").fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"not an Arena database: {path}: {exc}") from None
-        text = "" if row is None else str(row[0])
-        if not (text.isascii() and text.isdigit()):  # '²' passes isdigit alone: int() raised
-            raise StoreError(f"not an Arena database: {path}: its meta table has no schema "
-                             f"version (found {text[:20]!r})")
-        version = int(text)
-        if version != SCHEMA_VERSION:
-            raise StoreError(f"{path}: database schema version {version}, this Arena reads "
-                             f"{SCHEMA_VERSION}; open it once with `arena tournament list --db "
-                             f"{path}` to migrate it")
+        try:
+            db = sqlite_utils.Database(conn)
+            _check_readonly_version(conn, path)
+        except BaseException:
+            conn.close()  # a server refusing files per request must not keep them open
+            raise
         store = cls.__new__(cls)
         store.path, store.db, store.readonly = path, db, True
         return store

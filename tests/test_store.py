@@ -127,6 +127,44 @@ def test_read_only_open_never_writes_and_refuses_other_versions(tmp_path):
         Store.open_readonly(path)
 
 
+def test_a_refused_read_only_open_closes_its_connection(tmp_path, monkeypatch):
+    """`arena serve` opens the file per request: a refusal must not leave a connection open."""
+    opened = []
+
+    class Tracked(sqlite3.Connection):
+        closed = False
+
+        def close(self):
+            self.closed = True
+            super().close()
+
+    real_connect = sqlite3.connect
+
+    def connect(target, *args, **kwargs):
+        conn = real_connect(target, *args, factory=Tracked, **kwargs)
+        if "mode=ro" in str(target):  # the read-only opens only
+            opened.append(conn)
+        return conn
+
+    monkeypatch.setattr("arena.store.sqlite3.connect", connect)
+    foreign = tmp_path / "foreign.db"
+    other = real_connect(foreign)
+    other.execute("create table notes (text)")
+    other.commit()
+    other.close()
+    with pytest.raises(StoreError, match="not an Arena database"):
+        Store.open_readonly(foreign)
+    old = tmp_path / "old.db"
+    Store(old).db.conn.close()
+    other = real_connect(old)
+    other.execute("update meta set value = '1' where key = 'schema_version'")
+    other.commit()
+    other.close()
+    with pytest.raises(StoreError, match="schema version 1"):
+        Store.open_readonly(old)
+    assert len(opened) == 2 and all(c.closed for c in opened)
+
+
 def test_version_5_moves_migrate_to_a_without_rowid_table_keeping_every_row(tmp_path):
     import sqlite_utils
 
