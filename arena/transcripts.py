@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +98,17 @@ def random_bots(seats: int) -> list[BotSpec]:
 
 
 def write_transcript(lines: list[dict], path: Path) -> None:
-    """Write transcript lines as JSON lines."""
+    """Write transcript lines as JSON lines (a whole file or, on failure, the old one untouched)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+    text = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
+    # Beside the target and then renamed over it: a full disk or a kill midway leaves no
+    # half-written transcript where a complete one was.
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def check_transcript(lines: list[dict]) -> int:

@@ -64,3 +64,23 @@ def test_simultaneous_games_send_act_to_every_acting_seat_before_any_answer(game
         assert block >= 2 and block <= seats
         assert events[i + block:i + 2 * block] == [("bot", "action")] * block
         i += 2 * block
+
+
+def test_a_write_that_fails_midway_leaves_the_old_transcript_whole(tmp_path, monkeypatch):
+    from arena import transcripts
+
+    target = tmp_path / "xeri.jsonl"
+    old = [{"n": 1}, {"n": 2}]
+    transcripts.write_transcript(old, target)
+    before = target.read_bytes()
+    real_write = Path.write_text
+
+    def half_then_full_disk(self, text, *args, **kwargs):
+        real_write(self, text[: len(text) // 2], *args, **kwargs)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", half_then_full_disk)
+    with pytest.raises(OSError, match="No space"):
+        transcripts.write_transcript([{"n": i} for i in range(100)], target)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["xeri.jsonl"]
