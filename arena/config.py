@@ -491,11 +491,12 @@ def load_ladder_config(path: str | Path) -> LadderConfig:
         config = LadderConfig.model_validate(raw)
     except ValidationError as exc:
         raise _first_error(exc, str(path)) from None
-    for i, fmt in enumerate(config.formats, 1):
+    for i, fmt in enumerate(config.formats):
         try:
             game_cls = get_game(fmt.game)
             options = make_options(fmt.game, fmt.options)
             game_cls.validate_options(options, fmt.seats)
         except ConfigError as exc:
-            raise ConfigError(f"{path}: formats[{i}]: {exc}") from None
+            # Numbered from 0 and dotted, as the schema's own errors name a format's fields.
+            raise ConfigError(f"{path}: formats.{i}: {exc}") from None
     return config

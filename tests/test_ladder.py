@@ -240,6 +240,14 @@ def test_ladder_config_errors_are_one_line(tmp_path):
     bad.write_text('name = "x"\nformats = []\n')
     with pytest.raises(ConfigError, match="formats"):
         load_ladder_config(bad)
+    # Both kinds of error name a format the same way: dotted, numbered from 0.
+    two = '[[formats]]\ngame = "xeri"\n[[formats]]\ngame = "xeri"\n'
+    bad.write_text('name = "x"\n' + two + 'options = { nope = 1 }\n')
+    with pytest.raises(ConfigError, match=r"formats\.1: .*nope"):
+        load_ladder_config(bad)
+    bad.write_text('name = "x"\n' + two + 'weight = "heavy"\n')
+    with pytest.raises(ConfigError, match=r"formats\.1\.weight"):
+        load_ladder_config(bad)
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs" / "ladders").glob("*.toml")),
