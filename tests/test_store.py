@@ -146,20 +146,20 @@ def test_a_refused_read_only_open_closes_its_connection(tmp_path, monkeypatch):
             opened.append(conn)
         return conn
 
+    def write(path, sql):
+        other = real_connect(path)
+        other.execute(sql)
+        other.commit()
+        other.close()
+
     monkeypatch.setattr("arena.store.sqlite3.connect", connect)
     foreign = tmp_path / "foreign.db"
-    other = real_connect(foreign)
-    other.execute("create table notes (text)")
-    other.commit()
-    other.close()
+    write(foreign, "create table notes (text)")
     with pytest.raises(StoreError, match="not an Arena database"):
         Store.open_readonly(foreign)
     old = tmp_path / "old.db"
     Store(old).db.conn.close()
-    other = real_connect(old)
-    other.execute("update meta set value = '1' where key = 'schema_version'")
-    other.commit()
-    other.close()
+    write(old, "update meta set value = '1' where key = 'schema_version'")
     with pytest.raises(StoreError, match="schema version 1"):
         Store.open_readonly(old)
     assert len(opened) == 2 and all(c.closed for c in opened)
