@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import uuid
@@ -22,7 +23,7 @@ import pytest
 
 from arena.config import load_config
 from arena.executors import SerialExecutor
-from arena.players.launch import sandbox_status
+from arena.players.launch import ARENA_PACKAGE, sandbox_status
 from arena.store import Store
 from arena.tournament import run_tournament
 from conftest import BOTS, FAKES, ROOT
@@ -360,3 +361,161 @@ def test_limits_layer_tournament_then_manifest_then_entry(tmp_path):
             first.limits.line_bytes) == (512, 20, 32, 4096)
     assert (second.limits.memory_mb, second.limits.cpu_s, second.limits.open_files) == (512, 10, 256)
     assert first.sandbox == second.sandbox == "none"
+
+
+# -- bot-to-bot and bot-to-host leaks (the probes of misbehaving_bot.py) ----------------------------
+# "probe: ok …" means the bot got through. Each bwrap case would fail if its isolation were removed.
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_no_capabilities_even_for_a_root_runner(tmp_path, sandbox):
+    # bwrap keeps every capability of a root runner unless told to drop them; with CAP_SYS_ADMIN
+    # a bot remounted its read-only folder (or the arena package the runner imports) writable.
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe="caps")
+    check_common(games, mark)
+    if sandbox == "bwrap" or os.geteuid() != 0:
+        assert "probe: failed caps" in log and "probe: ok" not in log
+    else:
+        assert "probe: ok caps" in log  # plain mode runs a root runner's bot as root
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize("which", ["bot folder", "arena package"])
+def test_read_only_binds_cannot_be_remounted_writable(tmp_path, sandbox, which):
+    if sandbox == "none":
+        pytest.skip("plain mode has no read-only binds")
+    path = str(FAKES) if which == "bot folder" else ARENA_PACKAGE
+    target = Path(path) / "remounted-by-bot.txt"
+    try:
+        games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe=f"remount:{path}")
+        check_common(games, mark)
+        assert "probe: failed remount" in log and not target.exists()
+    finally:
+        target.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def host_sleeper():
+    """A host process with a unique word in its command line: what a bot must not see."""
+    word = f"host-{uuid.uuid4().hex}"
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", word])
+    yield word
+    proc.kill()
+    proc.wait()
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_bot_sees_no_other_bot_and_no_host_process(tmp_path, sandbox, host_sleeper):
+    # The opponent (random_bot.py) runs while the probe does: in plain mode the bot can open its
+    # stdin pipe through /proc/<pid>/fd/0 and read its observations. Each bwrap bot has a PID
+    # namespace of its own, so neither the opponent nor any host process is there to be seen.
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe",
+                                     probe=f"peers:random_bot.py,{host_sleeper}")
+    check_common(games, mark)
+    if sandbox == "bwrap":
+        assert "probe: failed peers" in log and "probe: ok" not in log
+    else:
+        assert "probe: ok peers" in log and "random_bot.py" in log and host_sleeper in log
+        assert "'fd/0'" in log  # documented: plain mode does not isolate processes
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_no_inherited_file_descriptors(tmp_path, sandbox):
+    # Bots of a match start one after another: none may inherit another's pipes or the runner's
+    # database. Holds in both modes (close_fds, O_CLOEXEC pipes).
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe="fds")
+    check_common(games, mark)
+    assert "probe: failed fds" in log and "probe: ok" not in log
+
+
+@pytest.fixture
+def abstract_listener():
+    """An abstract unix socket on the host (the network namespace holds these)."""
+    name = f"arena-test-{uuid.uuid4().hex}"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind("\0" + name)
+    server.listen(16)
+    yield name
+    server.close()
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_abstract_unix_socket_of_the_host(tmp_path, sandbox, abstract_listener):
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe",
+                                     probe=f"abstract:{abstract_listener}")
+    check_common(games, mark)
+    if sandbox == "bwrap":
+        assert "probe: failed abstract" in log and "probe: ok" not in log
+    else:
+        assert "probe: ok abstract" in log
+
+
+@pytest.fixture
+def sysv_key():
+    """A SysV shared memory segment and message queue of a fresh key, on the host."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = int(uuid.uuid4().int % (1 << 30)) + 1
+    shm = libc.shmget(key, 4096, 0o1600)  # IPC_CREAT | 0600
+    msg = libc.msgget(key, 0o1600)
+    assert shm >= 0 and msg >= 0
+    yield key
+    libc.shmctl(shm, 0, None)  # IPC_RMID
+    libc.msgctl(msg, 0, None)
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_sysv_ipc_of_the_host(tmp_path, sandbox, sysv_key):
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe=f"sysv:{sysv_key}")
+    check_common(games, mark)
+    if sandbox == "bwrap":
+        assert "probe: failed sysv" in log and "probe: ok" not in log
+    else:
+        assert "probe: ok sysv" in log
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize("folder", ["/dev/shm", tempfile.gettempdir()])
+def test_shared_folders_of_the_host(tmp_path, sandbox, folder):
+    # /dev/shm (POSIX shared memory) and /tmp (the Ray session folder, other bots' temp folders):
+    # a bwrap bot has a private /dev and /tmp, so it neither reads nor leaves a file there.
+    if not os.path.isdir(folder):
+        pytest.skip(f"no {folder} here")
+    word = uuid.uuid4().hex
+    planted, left = Path(folder, f"arena-planted-{word}"), Path(folder, f"arena-left-{word}")
+    planted.write_text("host secret")
+    try:
+        games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe=f"read:{planted}")
+        check_common(games, mark)
+        (tmp_path / "w").mkdir()
+        games, _, mark, _ = tournament(tmp_path / "w", sandbox, "probe", probe=f"write:{left}")
+        check_common(games, mark)
+        if sandbox == "bwrap":
+            assert "probe: failed read" in log and not left.exists()
+        else:
+            assert "probe: ok read" in log and left.exists()
+    finally:
+        planted.unlink(missing_ok=True)
+        left.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_temp_folder_is_fresh_per_process_and_removed(tmp_path, sandbox):
+    # Each process of the bad bot (two matches) leaves a file in its $TMPDIR: no later process
+    # finds one, and no temp folder of the runner keeps it after the tournament.
+    word = uuid.uuid4().hex
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe=f"tmpfresh:{word}")
+    check_common(games, mark)
+    assert log.count("probe: failed tmpfresh") >= 2 and "probe: ok" not in log
+    assert list(Path(tempfile.gettempdir()).glob(f"arena-bot-*/arena-left-{word}")) == []
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_no_writable_host_mount_but_the_private_tmp(tmp_path, sandbox):
+    games, log, mark, _ = tournament(tmp_path, sandbox, "probe", probe="mounts")
+    check_common(games, mark)
+    if sandbox == "bwrap":
+        assert "probe: failed mounts" in log and "probe: ok" not in log
+    else:
+        assert "probe: ok mounts" in log

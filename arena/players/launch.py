@@ -8,8 +8,9 @@ The Launcher holds all the isolation policy; ProcessPlayer only spawns what it i
   (PR_SET_PDEATHSIG): whatever the bot orphans stays in the reaper's tree, and when the bot ends or
   the runner dies, the reaper kills and reaps that whole tree; it also enforces the process limit;
 - on close, `kill_all` kills every process still found by tree, session, process group or tag.
-bwrap adds: no network, its own PID namespace that dies with the runner, a read-only view of only
-the system dirs, the interpreter and the bot's folder, and a private /tmp (see protocol/README.md).
+bwrap adds: no network, its own PID namespace that dies with the runner, no capabilities (even
+for a root runner), a read-only view of only the system dirs, the interpreter and the bot's folder,
+and a private /tmp (see protocol/README.md).
 """
 
 from __future__ import annotations
@@ -106,7 +107,11 @@ def effective_mode(sandbox: str) -> str:
 
 
 def _bwrap_base_args() -> list[str]:
-    args = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    # --cap-drop ALL: a runner started as root would otherwise hand the bot every capability
+    # (bwrap keeps them for root), and CAP_SYS_ADMIN remounts any read-only bind writable — the
+    # bot's folder, the arena package the runner imports. Without capabilities uid 0 is only an
+    # owner of files, and no_new_privs (bwrap sets it) keeps an exec from getting them back.
+    args = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL",
             "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev"]
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
