@@ -283,7 +283,8 @@ samples = 10
 """
 
 
-def test_two_ladders_for_a_fixed_number_of_games_choose_the_same_tables(tmp_path):
+def ladder_bots(tmp_path: Path) -> Path:
+    """Three registry bot folders (two random bots and the Xeri heuristic) under tmp_path/src."""
     sources = tmp_path / "src"
     for name, script, args in (("alpha", "random_bot.py", ', "1"'), ("beta", "random_bot.py", ', "2"'),
                                ("gamma", "xeri_bot.py", "")):
@@ -294,14 +295,46 @@ def test_two_ladders_for_a_fixed_number_of_games_choose_the_same_tables(tmp_path
         (folder / "bot.toml").write_text(
             f'name = "{name}"\nversion = "1"\ncommand = ["python3", "{script}"{args}]\n'
             'games = ["xeri"]\n')
+    return sources
+
+
+def new_ladder(tmp_path: Path, db: Path):
+    """The LADDER config, with the three bots registered in `db`."""
+    sources = tmp_path / "src" if (tmp_path / "src").exists() else ladder_bots(tmp_path)
+    registry = Registry(db)
+    for name in ("alpha", "beta", "gamma"):
+        registry.add(sources / name)
     config_path = tmp_path / "lad.toml"
     config_path.write_text(textwrap.dedent(LADDER))
-    config = load_ladder_config(config_path)
+    return load_ladder_config(config_path)
+
+
+class Wide(SerialExecutor):
+    """A serial executor that says it keeps four matches in flight, as a Ray executor would."""
+
+    def capacity(self) -> int:
+        return 4
+
+
+def test_two_ladders_for_a_fixed_number_of_games_choose_the_same_tables(tmp_path):
     for db in (tmp_path / "a.db", tmp_path / "b.db"):
-        registry = Registry(db)
-        for name in ("alpha", "beta", "gamma"):
-            registry.add(sources / name)
+        config = new_ladder(tmp_path, db)
         Ladder(config, Store(db), Registry(db), SerialExecutor(pin=False), games=16).run()
     a, b = recorded(tmp_path / "a.db"), recorded(tmp_path / "b.db")
     assert len(a["ladder_tables"]) >= 8 and a["games"]
+    assert a == b
+
+
+def test_a_ladder_resumed_on_a_wider_executor_makes_the_choices_it_started_with(tmp_path):
+    # The tables in flight F decide which results a choice rests on; F is the executor's capacity
+    # unless the config sets it, so a resume on another executor (serial, then Ray) must keep the F
+    # the ladder started with, or its replay chooses other tables and is refused.
+    full, part = tmp_path / "full.db", tmp_path / "part.db"
+    config = new_ladder(tmp_path, full)
+    Ladder(config, Store(full), Registry(full), SerialExecutor(pin=False), games=24).run()
+    config = new_ladder(tmp_path, part)
+    Ladder(config, Store(part), Registry(part), SerialExecutor(pin=False), games=12).run()
+    Ladder(config, Store(part), Registry(part), Wide(pin=False), games=12).run(resume=True)
+    a, b = recorded(full), recorded(part)
+    assert len(a["ladder_tables"]) == len(b["ladder_tables"]) >= 12
     assert a == b
