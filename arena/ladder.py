@@ -7,7 +7,9 @@ rejected and why, when it was retired) and `ladder_tables` (each table chosen, i
 is played).
 
 Determinism. Table k is chosen by the matchmaker after it has been fed the results of tables
-0 … k − F in table order (F = tables in flight, fixed by the config or the executor) and the
+0 … k − F in table order (F = tables in flight: the config's `in_flight`, else the capacity of
+the executor the ladder started on, which its resumes keep; so a serial and a Ray ladder of one
+config choose alike only when it sets `in_flight`) and the
 entries and retirements recorded at ticks ≤ k — never anything that depends on which match
 happened to finish first. So a resumed ladder replays its recorded history into a fresh
 matchmaker, checks that it chooses the recorded tables again, and goes on making the choices an
@@ -196,12 +198,18 @@ class Ladder:
             return store.create_tournament(
                 config.name, ",".join(config.games), LADDER_FORMAT,
                 max(f.seats for f in config.formats), config.seed, {},
-                {**config.model_dump(mode="json", by_alias=True), "digest": digest}, [],
+                {**config.model_dump(mode="json", by_alias=True), "digest": digest,
+                 "tables_in_flight": self.in_flight_limit}, [],
                 stages=stages, lease=self.lease)
         if existing is None:
             raise ConfigError(f"nothing to resume: no ladder named {config.name!r}")
-        if json.loads(existing["config"]).get("digest") != digest:
+        stored = json.loads(existing["config"])
+        if stored.get("digest") != digest:
             raise ConfigError(f"cannot resume ladder {config.name!r}: its config differs")
+        # F decides which results each choice rests on, so a resume keeps the F the ladder started
+        # with, whatever executor it runs on now (serial then Ray, another core count): otherwise
+        # the replay chooses other tables than those recorded and the resume is refused.
+        self.in_flight_limit = stored.get("tables_in_flight", self.in_flight_limit)
         store.acquire_lease(existing["id"], self.lease, take_stale=True)
         store.set_status(existing["id"], "running")
         return existing["id"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from fractions import Fraction
 from itertools import combinations
 from math import comb
 
@@ -47,15 +48,19 @@ def played(history: History, rnd: Round, rng: random.Random) -> History:
     return History(history.rounds + (rnd,), history.matches + scores)
 
 
-def scores_of(pairing: Pairing, history: History) -> list[float]:
-    """Match points plus bye points per bot, computed independently of the scheduler."""
-    scores = [0.0] * pairing.entrants
+def scores_of(pairing: Pairing, history: History) -> list[Fraction]:
+    """Match points plus bye points per bot, computed independently of the scheduler.
+
+    Exact: a float sum of thirds depends on the order of the matches, so equal scores could
+    compare unequal.
+    """
+    scores = [Fraction(0)] * pairing.entrants
     for match in history.matches:
         for bot, points in zip(match.bots, match.match_points):
-            scores[bot] += points
+            scores[bot] += Fraction(points).limit_denominator(1000)
     for rnd in history.rounds:
         for bot in rnd.byes:
-            scores[bot] += pairing.bye_points
+            scores[bot] += Fraction(pairing.bye_points).limit_denominator(1000)
     return scores
 
 
@@ -396,8 +401,9 @@ def check_swiss_stage(pairing: Pairing, results_seed: int) -> None:
         if rnd is None:
             break
         rounds_played += 1
-        # Pure and deterministic: the same inputs (even rebuilt, in a fresh instance) give the same round.
-        rebuilt = History(tuple(history.rounds), tuple(history.matches))
+        # Pure and deterministic: the same inputs (even rebuilt, in a fresh instance) give the same
+        # round, whatever order the matches finished in (on Ray, any order).
+        rebuilt = History(tuple(history.rounds), tuple(reversed(history.matches)))
         assert Swiss().next_round(pairing, rebuilt) == rnd
         assert rnd.number == rounds_played
         assert [t.number for t in rnd.tables] == list(range(1, len(rnd.tables) + 1))

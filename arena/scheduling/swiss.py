@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from fractions import Fraction
 from itertools import combinations, permutations
 from math import ceil, log2
 
@@ -62,6 +63,8 @@ WINDOW = 100
 LOOKAHEAD = 60
 #: Scores are compared as integers in units of 1/SCORE_SCALE (exact for halves, thirds, quarters).
 SCORE_SCALE = 12
+#: Largest denominator a point value is read back with (match points: sixths; bye points: config).
+POINTS_DENOMINATOR = 10_000
 #: Weight of a squared score difference in SCORE_SCALE units: a half-point difference costs 360.
 SCORE_WEIGHT = 10
 #: Seat term for leaving a bot two firsts off even: below a half-point difference, a tie-break.
@@ -87,6 +90,11 @@ def max_rounds(entrants: int, seats: int) -> int:
 def default_rounds(entrants: int, seats: int) -> int:
     """ceil(log2 N) + 1 rounds, capped at `max_rounds`."""
     return max(1, min(ceil(log2(max(entrants, 2))) + 1, max_rounds(entrants, seats)))
+
+
+def exact_points(points: float) -> Fraction:
+    """The fraction a stored point value stands for (1/3 for 0.333…): points are small fractions."""
+    return Fraction(points).limit_denominator(POINTS_DENOMINATOR)
 
 
 def initial_order(pairing: Pairing) -> list[int]:
@@ -116,17 +124,20 @@ class Standing:
     def of(cls, pairing: Pairing, history: History) -> Standing:
         """The standing after the rounds in `history`."""
         n, seats = pairing.entrants, pairing.seats
-        scores = [0.0] * n
+        # Summed exactly: match points are floats of thirds and sixths at 4 seats, whose float sum
+        # depends on the order the matches come in (completion order on Ray, table order on a
+        # resume), and a last-bit difference between equal scores reorders the ranking.
+        totals = [Fraction(0)] * n
         for match in history.matches:
             for bot, points in zip(match.bots, match.match_points):
-                scores[bot] += points
+                totals[bot] += exact_points(points)
         had_bye: set[int] = set()
         met: dict[tuple[int, int], int] = {}
         seat_counts = [[0] * seats for _ in range(n)]
         games = [0] * n
         for rnd in history.rounds:
             for bot in rnd.byes:
-                scores[bot] += pairing.bye_points
+                totals[bot] += exact_points(pairing.bye_points)
                 had_bye.add(bot)
             for table in rnd.tables:
                 for seat, bot in enumerate(table.bots):
@@ -134,6 +145,7 @@ class Standing:
                     games[bot] += 1
                 for a, b in combinations(sorted(table.bots), 2):
                     met[a, b] = met.get((a, b), 0) + 1
+        scores = [float(total) for total in totals]
         last_second = set()
         if history.rounds:
             for table in history.rounds[-1].tables:
