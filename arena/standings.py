@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from arena.errors import ConfigError
-from arena.scheduling.base import History, MatchScore
+from arena.scheduling.base import History, MatchScore, exact_points
 
 TIEBREAKS = ("buchholz", "buchholz_cut1", "sonneborn_berger", "direct_encounter", "game_points")
 DEFAULT_TIEBREAKS = ("buchholz_cut1", "buchholz", "sonneborn_berger", "direct_encounter")
@@ -71,13 +71,8 @@ _FORMAT_TIEBREAKS = {
 }
 
 _HALF = Fraction(1, 2)
-# Recorded scores arrive as floats; snapping them to the nearest small-denominator fraction makes
-# 1/3 + 1/3 + 1/3 equal 1, so sums do not depend on the order of the matches.
-_MAX_DENOMINATOR = 1_000_000
-
-
-def _exact(value: float | Fraction) -> Fraction:
-    return Fraction(value).limit_denominator(_MAX_DENOMINATOR)
+# Recorded scores arrive as floats; exact_points snaps them to the nearest small-denominator
+# fraction, so 1/3 + 1/3 + 1/3 equals 1 and sums do not depend on the order of the matches.
 
 
 def _pairwise(mine: Fraction, theirs: Fraction) -> Fraction:
@@ -106,7 +101,7 @@ def check_tiebreaks(names: Iterable[str]) -> tuple[str, ...]:
 # Games and matches
 
 
-def _game_points_exact(seats: Sequence[dict]) -> list[Fraction]:
+def _game_pointsexact_points(seats: Sequence[dict]) -> list[Fraction]:
     side_rank: dict[object, int] = {}
     for seat in seats:
         team = seat["team"]
@@ -124,7 +119,7 @@ def _game_points_exact(seats: Sequence[dict]) -> list[Fraction]:
 
 def game_points(seats: Sequence[dict]) -> list[float]:
     """Each seat's game points in one game (seats are dicts with "team" and "rank")."""
-    return [float(p) for p in _game_points_exact(seats)]
+    return [float(p) for p in _game_pointsexact_points(seats)]
 
 
 def _match_points(points: Sequence[Fraction],
@@ -157,7 +152,7 @@ def score_match(round_no: int, table_no: int, bots: Sequence[int],
     partners: set[tuple[int, int]] = set()
     for game in games:
         teams: dict[object, list[int]] = defaultdict(list)
-        for seat, p in zip(game, _game_points_exact(game)):
+        for seat, p in zip(game, _game_pointsexact_points(game)):
             if seat["entry"] not in position:
                 raise ValueError(f"table {round_no}.{table_no}: entry {seat['entry']} "
                                  f"is not one of its bots {bots}")
@@ -178,7 +173,7 @@ def deal_scores(games: Sequence[dict]) -> list[dict]:
     """Per deal and bot of ONE match: {deal, entry, points, games}, ordered by deal then entry."""
     totals: dict[tuple[int, int], list] = {}
     for game in games:
-        for seat, p in zip(game["seats"], _game_points_exact(game["seats"])):
+        for seat, p in zip(game["seats"], _game_pointsexact_points(game["seats"])):
             tally = totals.setdefault((game["deal"], seat["entry"]), [Fraction(0), 0])
             tally[0] += p
             tally[1] += 1
@@ -209,7 +204,7 @@ def pentanomial(rows_for_a_pair: Iterable[dict]) -> tuple[int, int, int, int, in
         entries.add(row["entry"])
         if row["games"] != 2:
             continue
-        halves = _exact(row["points"]) * 2
+        halves = exact_points(row["points"]) * 2
         if halves.denominator != 1 or not 0 <= halves <= 4:
             raise ValueError(f"deal {row['deal']}: {row['points']} points is not a 2-game score")
         counts[int(halves)] += 1
@@ -293,17 +288,17 @@ def standings(entrants: int, history: History, tiebreaks: Sequence[str] = DEFAUL
             for bot in rnd.byes:
                 t = tally[check(bot, f"round {rnd.number} bye")]
                 t.byes += 1
-                t.match_points += _exact(bye_points)
+                t.match_points += exact_points(bye_points)
                 t.contributions.append(Fraction(0))
 
     for m in matches:
         where = f"match {m.round}.{m.table}"
-        points = [_exact(p) for p in m.game_points]
+        points = [exact_points(p) for p in m.game_points]
         for i, bot in enumerate(m.bots):
             t = tally[check(bot, where)]
             t.matches += 1
             t.game_points += points[i]
-            t.match_points += _exact(m.match_points[i])
+            t.match_points += exact_points(m.match_points[i])
             for j in _opponents(m, i):
                 result = _pairwise(points[i], points[j])
                 t.results[0 if result == 1 else 1 if result == _HALF else 2] += 1
@@ -312,7 +307,7 @@ def standings(entrants: int, history: History, tiebreaks: Sequence[str] = DEFAUL
     # Buchholz and Sonneborn–Berger need every bot's final match points, hence a second pass.
     final = [t.match_points for t in tally]
     for m in matches:
-        points = [_exact(p) for p in m.game_points]
+        points = [exact_points(p) for p in m.game_points]
         for i, bot in enumerate(m.bots):
             opponents = _opponents(m, i)
             if not opponents:
@@ -393,8 +388,8 @@ def overall_standings(stages: Sequence[tuple[str, list[StandingRow] | None, Sequ
                 per_stage[entry].append(None)
                 continue
             per_stage[entry].append((row.rank, row.match_points))
-            points[entry] += _exact(row.match_points)
-            games[entry] += _exact(row.game_points)
+            points[entry] += exact_points(row.match_points)
+            games[entry] += exact_points(row.game_points)
             wins[entry] += row.rank == 1
             best[entry] = row.rank if best[entry] is None else min(best[entry], row.rank)
 

@@ -14,6 +14,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from fractions import Fraction
+
+# Point values are small fractions (halves, thirds, sixths; a config's bye points) stored as floats.
+_MAX_DENOMINATOR = 1_000_000
+
+
+def exact_points(points: float | Fraction) -> Fraction:
+    """The fraction a stored point value stands for (1/3 for 0.333…), for exact sums and ties."""
+    return Fraction(points).limit_denominator(_MAX_DENOMINATOR)
 
 
 @dataclass(frozen=True)

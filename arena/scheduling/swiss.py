@@ -54,7 +54,7 @@ from math import ceil, log2
 import networkx as nx
 
 from arena.errors import ConfigError
-from arena.scheduling.base import History, Pairing, Round, Scheduler, Table
+from arena.scheduling.base import History, Pairing, Round, Scheduler, Table, exact_points
 
 #: Rematch-free score-order neighbours each bot starts with in the two-seat matching graph.
 NEIGHBOURS = 20
@@ -63,8 +63,6 @@ WINDOW = 100
 LOOKAHEAD = 60
 #: Scores are compared as integers in units of 1/SCORE_SCALE (exact for halves, thirds, quarters).
 SCORE_SCALE = 12
-#: Largest denominator a point value is read back with (match points: sixths; bye points: config).
-POINTS_DENOMINATOR = 10_000
 #: Weight of a squared score difference in SCORE_SCALE units: a half-point difference costs 360.
 SCORE_WEIGHT = 10
 #: Seat term for leaving a bot two firsts off even: below a half-point difference, a tie-break.
@@ -90,11 +88,6 @@ def max_rounds(entrants: int, seats: int) -> int:
 def default_rounds(entrants: int, seats: int) -> int:
     """ceil(log2 N) + 1 rounds, capped at `max_rounds`."""
     return max(1, min(ceil(log2(max(entrants, 2))) + 1, max_rounds(entrants, seats)))
-
-
-def exact_points(points: float) -> Fraction:
-    """The fraction a stored point value stands for (1/3 for 0.333…): points are small fractions."""
-    return Fraction(points).limit_denominator(POINTS_DENOMINATOR)
 
 
 def initial_order(pairing: Pairing) -> list[int]:
