@@ -6,7 +6,7 @@ import importlib
 import tomllib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -172,6 +172,11 @@ class TournamentConfig(_Strict):
                                 description="Attempts of a match that fails by a runner error.")
     pin_cpu: bool = Field(default=True, description="Pin each match and its bots to one core.")
     sandbox: str = Field(default="auto", description="auto (bwrap when it works here), none or bwrap.")
+    bot_user: Literal["seat", "bot", "runner"] = Field(
+        default="seat", description="As root: a uid per running bot (seat), per program (bot), "
+                                    "or root itself (runner).")
+    allow_unconfined: bool = Field(default=False, description="As root in plain mode with nothing "
+                                   "to bound the bots (no cgroups, no tmpfs): run anyway.")
     limits: LimitOverrides | None = Field(default=None, description="Resource limits of every bot.")
     time: TimeConfig = Field(default_factory=TimeConfig)
     rating: RatingConfig = Field(default_factory=RatingConfig)
@@ -466,6 +471,8 @@ class LadderConfig(_Strict):
     max_failures: int = Field(default=3, ge=1)
     pin_cpu: bool = True
     sandbox: str = "auto"
+    bot_user: Literal["seat", "bot", "runner"] = "seat"
+    allow_unconfined: bool = False
     validate_bots: bool = Field(default=True, alias="validate",
                                 description="Play a validation game before a new version enters.")
     limits: LimitOverrides | None = None

@@ -84,8 +84,23 @@ class EventPlan:
 
 def config_digest(config: TournamentConfig) -> str:
     """A digest of the config's content, to tell whether a resume continues the same tournament."""
-    text = json.dumps(config.model_dump(mode="json"), sort_keys=True)
+    data = config.model_dump(mode="json")
+    # Keys added after tournaments were recorded count only when set: at their defaults the digest
+    # stays what it was, so a tournament recorded before them still resumes.
+    for key, default in LATER_KEYS.items():
+        if data.get(key) == default:
+            data.pop(key, None)
+    for limits in (data.get("limits"), *(b.get("limits") for b in data.get("bots", []))):
+        if isinstance(limits, dict):
+            for key in LATER_LIMITS:
+                if limits.get(key) is None:
+                    limits.pop(key, None)
+    text = json.dumps(data, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+LATER_KEYS = {"bot_user": "seat", "allow_unconfined": False}
+LATER_LIMITS = ("tmp_mb", "cpu_cores")
 
 
 def plan_event(config: TournamentConfig, bots: list[BotSpec], rows: list[dict]) -> EventPlan:

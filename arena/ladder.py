@@ -473,7 +473,8 @@ class Ladder:
     def _load_spec(self, version: BotVersion) -> BotSpec:
         key = key_of(version)
         spec = self.registry.spec(version, name=key, sandbox=self.config.sandbox)
-        spec = replace(spec, limits=resolve_limits(self.config.limits, as_overrides(spec.limits)))
+        spec = replace(spec, limits=resolve_limits(self.config.limits, as_overrides(spec.limits)),
+                       user=self.config.bot_user)
         self.specs[key] = spec
         self.bot_ids[key] = version.id
         return spec
@@ -583,7 +584,11 @@ def run_ladder(config_path: str | Path, db: str | Path, executor: str = "auto",
     from arena.config import load_ladder_config
     from arena.executors import choose_executor, make_executor
 
+    from arena.tournament import _sandbox_choice, isolation_check
+
     config = load_ladder_config(config_path)
+    # Refused before the store is touched: plain mode as root with nothing to bound the bots.
+    isolation_check(_sandbox_choice(config.sandbox)[0], config.bot_user, config.allow_unconfined)
     store = Store(db)
     if ray_address and executor == "auto":
         executor = "ray"

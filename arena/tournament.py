@@ -55,8 +55,10 @@ class TournamentRun:
 class Listener:
     """Callbacks a front end (the CLI's progress bar) receives while a tournament runs."""
 
-    def executor(self, name: str, reason: str, sandbox: str = "", sandbox_reason: str = "") -> None:
-        """Which executor runs the matches and which sandbox holds the bots, and why."""
+    def executor(self, name: str, reason: str, sandbox: str = "", sandbox_reason: str = "",
+                 enforced: str = "") -> None:
+        """Which executor runs the matches, which sandbox holds the bots and why, and what
+        bounds each bot here (`enforced`)."""
 
     def started(self, tournament_id: int, planned_games: int, done_games: int) -> None:
         """The tournament is created (or resumed) and holds its lease."""
@@ -98,6 +100,7 @@ def run_config(
     """Load a config, choose an executor, and run (or resume) the tournament into the database `db`."""
     listener = listener or Listener()
     config, bots, rows = load_config(config_path, registry=Registry(db))  # `bot = "name@v"`
+    bots = [b if b.in_process else replace(b, user=config.bot_user) for b in bots]
     plan = plan_event(config, bots, rows)
     store = Store(db)
     if ray_address and executor == "auto":
@@ -105,7 +108,9 @@ def run_config(
     else:
         executor, reason = choose_executor(executor, plan.planned_games(), workers)
     sandbox, sandbox_reason = _sandbox_choice(config.sandbox)
-    listener.executor(executor, reason, sandbox, sandbox_reason)
+    enforced = isolation_check(sandbox, config.bot_user, config.allow_unconfined,
+                               any(not b.in_process for b in bots))
+    listener.executor(executor, reason, sandbox, sandbox_reason, enforced)
     with make_executor(executor, ray_address, workers,
                        pin=config.pin_cpu if pin is None else pin) as ex:
         run = Driver(plan, store, ex, listener).run(resume)
@@ -123,6 +128,22 @@ def _sandbox_choice(setting: str) -> tuple[str, str]:
     if setting == "bwrap" and mode != "bwrap":
         raise ConfigError(f"sandbox = \"bwrap\" but it cannot run here: {why}")
     return mode, f"{'auto: ' if setting == 'auto' else ''}{why}"
+
+
+def isolation_check(sandbox: str, bot_user: str, allow_unconfined: bool,
+                    subprocess_bots: bool = True) -> str:
+    """What bounds each bot here (one line for the run's start); ConfigError when the runner is
+    root in plain mode and nothing bounds the bots, unless the config allows it explicitly."""
+    from arena.players.launch import enforcement, unenforceable
+
+    if not subprocess_bots:
+        return "in-process bots only"
+    mode = "bwrap" if sandbox == "bwrap" else "plain"
+    why = unenforceable(mode, bot_user)
+    if why is not None and not allow_unconfined:
+        raise ConfigError(f"sandbox = \"none\" as root here: {why}; use sandbox = \"bwrap\", or "
+                          f"set allow_unconfined = true to run them so anyway")
+    return enforcement(mode, bot_user)
 
 
 class _Stop(KeyboardInterrupt):

@@ -109,11 +109,15 @@ class ProgressListener(Listener):
         self.task = None
         self.name = ""
 
-    def executor(self, name: str, reason: str, sandbox: str = "", sandbox_reason: str = "") -> None:
-        """Say which executor and sandbox the run uses and why (the run's first line)."""
+    def executor(self, name: str, reason: str, sandbox: str = "", sandbox_reason: str = "",
+                 enforced: str = "") -> None:
+        """Say which executor and sandbox the run uses and why, and what bounds each bot (the
+        run's first line)."""
         line = f"executor: {name} ({reason})"
         if sandbox:
             line += f"; sandbox: {sandbox} ({sandbox_reason})"
+        if enforced:
+            line += f"; {enforced}"
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 
     def started(self, tournament_id: int, planned_games: int, done_games: int) -> None:

@@ -32,6 +32,9 @@ class BotSpec:
     # bwrap when it works here). Configs default to "auto"; a bare spec runs unsandboxed.
     limits: Limits | None = None
     sandbox: str = "none"
+    # Who the bot runs as when the runner is root (users.py): "seat" (a uid of its own per running
+    # process), "bot" (one per program) or "runner". Not root: always the runner.
+    user: str = "seat"
 
     @property
     def in_process(self) -> bool:

@@ -8,9 +8,14 @@ The Launcher holds all the isolation policy; ProcessPlayer only spawns what it i
   (PR_SET_PDEATHSIG): whatever the bot orphans stays in the reaper's tree, and when the bot ends or
   the runner dies, the reaper kills and reaps that whole tree; it also enforces the process limit;
 - on close, `kill_all` kills every process still found by tree, session, process group or tag.
+- when the runner is root, an unprivileged uid of the bot's own (users.py), never root;
+- no_new_privs and a seccomp filter that refuses new user namespaces (reaper.py `become`);
+- a cgroup of its own where the machine offers writable cgroups (cgroups.py): memory of the whole
+  tree (tmpfs pages included), pids, a CPU quota and a cpuset it cannot widen;
+- a private /tmp: a sized tmpfs (bwrap, or plain mode as root), else a host folder.
 bwrap adds: no network, its own PID namespace that dies with the runner, no capabilities (even
 for a root runner), a read-only view of only the system dirs, the interpreter and the bot's folder,
-and a private /tmp (see protocol/README.md).
+/proc/sys and the other kernel knobs of /proc read-only (see protocol/README.md).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.players import cgroups, users
 from arena.players.limits import DEFAULT_LIMITS, Limits
 
 SANDBOXES = ("auto", "none", "bwrap")
@@ -43,6 +49,15 @@ SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/alternatives",
                 "/etc/nsswitch.conf", "/etc/passwd", "/etc/group")
+
+# /proc files that set kernel state: read-only in the sandbox (as in Docker's defaults), so even a bot
+# running as uid 0 without capabilities (bot_user = "runner" as root) cannot write a sysctl such as
+# kernel/core_pattern or trigger sysrq.
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+TMP_PREFIX = "arena-bot-"
+# World-writable host folders a plain-mode bot can write to: what its uid leaves there is removed.
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+CAP_SYS_ADMIN = 21
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _prctl = _libc.prctl
@@ -61,10 +76,47 @@ class Launch:
     mode: str
     limits: Limits
     preexec: object = field(repr=False, default=None)
+    user: users.BotUser = field(default_factory=lambda: users.BotUser(None))
+    cgroup: cgroups.BotCgroup | None = None
+
+    @property
+    def uid(self) -> int | None:
+        """The uid the bot runs as (None: the runner's)."""
+        return self.user.uid
+
+    def kill_everything(self) -> None:
+        """SIGKILL whatever is left of the bot: its cgroup and, with a uid of its own, that uid."""
+        if self.cgroup is not None:
+            try:
+                self.cgroup.kill()
+            except OSError:
+                pass
+        if self.user.uid is not None and self.user.fd >= 0 and _owns_uid_alone(self.user):
+            users.kill_uid(self.user.uid)
+            users.remove_files_of(self.user.uid, SHARED_FOLDERS)
 
     def cleanup(self) -> None:
-        """Remove the private temp folder."""
-        shutil.rmtree(self.tmpdir, ignore_errors=True)
+        """Remove the private temp folder and the cgroup, and give the uid back (safe twice)."""
+        if self.tmpdir:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+        if self.cgroup is not None:
+            try:
+                self.cgroup.remove()
+            except OSError:
+                pass
+        self.user.release()
+
+
+def _owns_uid_alone(user: users.BotUser) -> bool:
+    # Under "seat" the uid is this bot's alone (an exclusive claim); under "bot" other processes of
+    # the same program may still be running as it.
+    import fcntl
+
+    try:
+        fcntl.flock(user.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
 
 
 def bwrap_binary() -> str | None:
@@ -113,6 +165,8 @@ def _bwrap_base_args() -> list[str]:
     # owner of files, and no_new_privs (bwrap sets it) keeps an exec from getting them back.
     args = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL",
             "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev"]
+    for path in PROC_READ_ONLY:
+        args += ["--ro-bind-try", path, path]
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]  # usrmerge: /bin -> usr/bin
@@ -124,16 +178,21 @@ def _bwrap_base_args() -> list[str]:
 
 
 class Launcher:
-    """Prepares bot starts in one mode (`plain` or `bwrap`) under one set of limits."""
+    """Prepares bot starts in one mode (`plain` or `bwrap`) under one set of limits and user policy."""
 
-    def __init__(self, sandbox: str = "none", limits: Limits = DEFAULT_LIMITS):
+    def __init__(self, sandbox: str = "none", limits: Limits = DEFAULT_LIMITS, user: str = "seat"):
         self.mode = "bwrap" if effective_mode(sandbox) == "bwrap" else "plain"
         self.limits = limits
+        self.user = user
+        users.drops_privileges(user)  # an unknown policy is a ValueError here, not at exec
+        _sweep_once()
         if self.mode == "bwrap" and sandbox == "bwrap" and sandbox_status()[0] != "bwrap":
             raise OSError(f"sandbox 'bwrap' requested but {sandbox_status()[1]}")
 
-    def prepare(self, command: list[str], workdir: str, extra_env: dict[str, str]) -> Launch:
-        """A Launch for `command` in `workdir`; OSError if the program cannot be found."""
+    def prepare(self, command: list[str], workdir: str, extra_env: dict[str, str],
+                key: str = "") -> Launch:
+        """A Launch for `command` in `workdir` (`key` names the program, for bot_user "bot");
+        OSError if the program cannot be found or reached."""
         if not command:
             raise OSError("empty command")
         exe = command[0]
@@ -145,48 +204,222 @@ class Launcher:
             if found is None:
                 raise FileNotFoundError(f"No such file or directory: {exe!r} (not on PATH)")
             command = [found, *command[1:]]
-        tmpdir = tempfile.mkdtemp(prefix="arena-bot-")
-        tag = secrets.token_hex(8)
-        home = "/tmp" if self.mode == "bwrap" else tmpdir
-        env = {"PATH": SAFE_PATH + os.pathsep + os.path.dirname(sys.executable), "HOME": home,
-               "TMPDIR": home, "LANG": os.environ.get("LANG", "C.UTF-8"),
-               "PYTHONDONTWRITEBYTECODE": "1", **extra_env, TAG_VAR: tag}
         workdir = os.path.abspath(workdir)
-        argv = self._bwrap_argv(command, workdir, tmpdir) if self.mode == "bwrap" else command
-        # bwrap and its PID-1 init are two processes of the tree that are not the bot's.
-        overhead = 2 if self.mode == "bwrap" else 0
-        argv = [sys.executable, "-I", "-S", REAPER, str(self.limits.processes), str(overhead),
-                "--", *argv]
-        preexec = _child_setup(self.limits, os.getpid())
-        return Launch(argv, workdir, env, tmpdir, tag, self.mode, self.limits, preexec)
+        user = users.claim(self.user, key)
+        launch = None
+        try:
+            reveals = []
+            if user.uid is not None and self.mode == "plain":
+                reveals = _reveals(os.path.join(workdir, command[0]), workdir, user.uid)
+            tag = secrets.token_hex(8)
+            tmpdir = ""
+            if self.mode == "plain":
+                tmpdir = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
+                if user.uid is not None:
+                    os.chown(tmpdir, user.uid, user.uid)
+            home = tmpdir or "/tmp"
+            env = {"PATH": SAFE_PATH + os.pathsep + os.path.dirname(sys.executable), "HOME": home,
+                   "TMPDIR": home, "LANG": os.environ.get("LANG", "C.UTF-8"),
+                   "PYTHONDONTWRITEBYTECODE": "1", **extra_env, TAG_VAR: tag}
+            launch = Launch([], workdir, env, tmpdir, tag, self.mode, self.limits, None, user)
+            # The tree: the reaper, and under bwrap bwrap itself and its PID-1 init, are not the
+            # bot's; the cgroup's pids limit leaves room for them and one task more, so a bot at
+            # its limit is seen over it (and killed as such) by the reaper.
+            overhead = 2 if self.mode == "bwrap" else 0
+            launch.cgroup = cgroups.BotCgroup.create(
+                tag, memory_bytes=(self.limits.memory_mb << 20) + CGROUP_MEMORY_SLACK,
+                pids=self.limits.processes + overhead + 2, cpu_cores=self.limits.cpu_cores,
+                cpus=tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity")
+                else None)
+            options = []
+            if user.uid is not None and self.mode == "plain":
+                options.append(f"uid={user.uid}")
+                if self.user == "seat":
+                    options.append("sole=1")  # the uid is this bot's alone: kill it whole
+                if tmpfs_mounts_work():
+                    options.append(f"tmpfs={tmpdir}:{self.limits.tmp_mb}")
+                options += reveals
+            if self.mode == "bwrap":
+                options.append("confine=0")  # the `become` step inside the sandbox does it
+                argv = self._bwrap_argv(command, workdir, user.uid)
+            else:
+                argv = command
+            launch.argv = [sys.executable, "-I", "-S", REAPER, str(self.limits.processes),
+                           str(overhead), *options, "--", *argv]
+            launch.preexec = _child_setup(self.limits, os.getpid(), user.uid, launch.cgroup)
+            return launch
+        except BaseException:
+            if launch is not None:
+                launch.cleanup()
+            else:
+                user.release()
+            raise
 
-    def _bwrap_argv(self, command: list[str], workdir: str, tmpdir: str) -> list[str]:
-        args = [bwrap_binary(), *_bwrap_base_args(), "--bind", tmpdir, "/tmp"]
+    def _bwrap_argv(self, command: list[str], workdir: str, uid: int | None) -> list[str]:
+        tmp_bytes = str(self.limits.tmp_mb << 20)
+        args = [bwrap_binary(), *_bwrap_base_args(),
+                "--perms", "1777", "--size", tmp_bytes, "--tmpfs", "/tmp",
+                "--perms", "1777", "--size", tmp_bytes, "--tmpfs", "/dev/shm"]
+        if uid is not None:
+            # Only to become the bot's uid inside: `become` drops both with root's uid.
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         exe = os.path.join(workdir, command[0])
-        binds = []
+        # The reaper's `become` step runs the bot (its uid, no_new_privs, seccomp): Python's own
+        # base installation (stdlib only, -I -S) and that one file, read-only.
+        base_python = os.path.realpath(sys.executable)
+        binds = [sys.base_prefix, REAPER]
+        if not any(base_python.startswith(d + "/") for d in (*SYSTEM_DIRS, sys.base_prefix)):
+            binds.append(base_python)
         if os.path.realpath(exe) == os.path.realpath(sys.executable):
             # A Python bot run by Arena's interpreter needs its prefixes (venv and base), only —
             # and the arena package itself, which an editable install keeps outside them (bots
             # such as the ISMCTS one import it). The package is code: no database, no config.
-            binds += [sys.prefix, sys.base_prefix, sys.exec_prefix, ARENA_PACKAGE]
+            binds += [sys.prefix, sys.exec_prefix, ARENA_PACKAGE]
         if not any(os.path.realpath(exe).startswith(d + "/") for d in (*SYSTEM_DIRS, workdir)):
             binds.append(os.path.realpath(exe))  # a program outside the system dirs: that file
         binds.append(workdir)  # last, so the bot's folder is never hidden by another bind
-        seen = set()
+        seen: set[str] = set()
+        made: set[str] = set()
         for path in binds:
             if path not in seen and not path.startswith("/usr/"):
+                # bwrap makes a bind's missing parents with mode 0700, which a bot uid cannot
+                # enter: make each one first as 0755 (only those not inside an earlier bind).
+                for parent in _ancestors(path):
+                    if parent not in made and not _inside(parent, seen):
+                        made.add(parent)
+                        args += ["--perms", "0755", "--dir", parent]
                 seen.add(path)
                 args += ["--ro-bind", path, path]
         under = (*SYSTEM_DIRS, *seen)
         if os.path.realpath(exe) != exe and not any(exe.startswith(d + "/") for d in under):
             args += ["--ro-bind-try", exe, exe]  # a symlinked program: its own path too
-        return [*args, "--chdir", workdir, "--", *command]
+        # The sandbox's own root (bwrap's tmpfs) is read-only once every mount point is made.
+        args += ["--remount-ro", "/"]
+        become = [base_python, "-I", "-S", REAPER, "--become",
+                  "-" if uid is None else str(uid), "--"]
+        return [*args, "--chdir", workdir, "--", *become, *command]
 
 
-def _child_setup(limits: Limits, parent: int):
-    """The function run in the forked reaper before exec: death signal, subreaper, rlimits.
+def _ancestors(path: str) -> list[str]:
+    """The folders above `path`, outermost first, leaving out / and the system dirs."""
+    found = []
+    parent = os.path.dirname(path)
+    while parent not in ("/", ""):
+        found.append(parent)
+        parent = os.path.dirname(parent)
+    return [p for p in reversed(found) if not _inside(p, SYSTEM_DIRS)]
 
-    Both survive exec, so the reaper needs no ctypes of its own (and starts faster).
+
+def _inside(path: str, folders) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+CGROUP_MEMORY_SLACK = 32 << 20  # the reaper (a small Python) and bwrap share the bot's cgroup
+
+
+def _reveals(exe: str, workdir: str, uid: int) -> list[str]:
+    """Reaper options that let `uid` reach the program, its folder and (for Arena's Python) its
+    prefixes, through folders it may not enter; OSError where that cannot be done."""
+    needed = [os.path.realpath(exe), workdir]
+    if os.path.realpath(exe) == os.path.realpath(sys.executable):
+        needed += [os.path.dirname(os.__file__), sys.prefix, ARENA_PACKAGE]
+    pairs: list[tuple[str, str]] = []
+    for path in needed:
+        blocked = users.blocked_folders(path, uid, uid)
+        if blocked is None:
+            continue
+        for folder, inner in blocked:
+            if not tmpfs_mounts_work():
+                raise PermissionError(
+                    f"bot_user runs this bot as uid {uid}, which cannot reach {path}: {folder} "
+                    f"is closed to other users (sandbox = \"bwrap\" needs no such access; or make "
+                    f"it readable by every user)")
+            if (folder, inner) not in pairs:
+                pairs.append((folder, inner))
+    pairs.sort(key=lambda pair: pair[0].count("/"))
+    return [f"reveal={folder}:{inner}" for folder, inner in pairs]
+
+
+@functools.lru_cache(maxsize=1)
+def tmpfs_mounts_work() -> bool:
+    """True when this runner may mount a tmpfs (root with CAP_SYS_ADMIN): plain mode's sized /tmp."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> CAP_SYS_ADMIN & 1)
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+@functools.lru_cache(maxsize=1)
+def _sweep_once() -> int:
+    return sweep_leftovers()
+
+
+def sweep_leftovers() -> int:
+    """Remove what runners killed mid-match left behind: their bots' temp folders (named with the
+    runner's pid, which is gone) and cgroups; how many were removed."""
+    removed = 0
+    root = tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        names = []
+    for name in names:
+        if not name.startswith(TMP_PREFIX):
+            continue
+        pid = name[len(TMP_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+            removed += 1
+    try:
+        removed += cgroups.sweep()
+    except OSError:
+        pass
+    return removed
+
+
+def enforcement(mode: str, user: str, limits: Limits = DEFAULT_LIMITS) -> str:
+    """What bounds each bot on this machine in `mode` ("plain"|"bwrap") under `user`: one line."""
+    support = cgroups.support()
+    parts = [f"bots run {users.describe(user)}"]
+    if support.version != "none":
+        parts.append(f"cgroup {support.version} per bot ({', '.join(support.controllers)})")
+    else:
+        parts.append(f"no cgroups ({support.why})")
+    if mode == "bwrap":
+        parts.append(f"/tmp and /dev/shm tmpfs of {limits.tmp_mb} MiB")
+    elif users.drops_privileges(user) and tmpfs_mounts_work():
+        parts.append(f"/tmp tmpfs of {limits.tmp_mb} MiB")
+    else:
+        parts.append("/tmp a host folder without quota")
+    nproc = "RLIMIT_NPROC on the bot's uid" if users.drops_privileges(user) or os.geteuid() != 0 \
+        else "process limit by the reaper only"
+    parts.append(nproc)
+    return "; ".join(parts)
+
+
+def unenforceable(mode: str, user: str) -> str | None:
+    """Why plain mode as root bounds nothing here (no cgroups, no tmpfs), or None if it does."""
+    if mode != "plain" or os.geteuid() != 0:
+        return None
+    if user == "runner":
+        return "bot_user = \"runner\" runs every bot as root"
+    if cgroups.support().version == "none" and not tmpfs_mounts_work():
+        return (f"no writable cgroups ({cgroups.support().why}) and no tmpfs mounts: bots' memory "
+                f"and /tmp are unbounded")
+    return None
+
+
+def _child_setup(limits: Limits, parent: int, uid: int | None = None,
+                 cgroup: cgroups.BotCgroup | None = None):
+    """The function run in the forked reaper before exec: death signal, subreaper, rlimits, cgroup.
+
+    All survive exec, so the reaper needs no ctypes of its own (and starts faster).
     """
     rlimits = [
         (resource.RLIMIT_AS, limits.memory_mb << 20),
@@ -195,9 +428,15 @@ def _child_setup(limits: Limits, parent: int):
         (resource.RLIMIT_FSIZE, limits.file_size_mb << 20),
         (resource.RLIMIT_CORE, 0),  # a crashing bot must not fill the disk with cores
     ]
-    if os.geteuid() != 0:
-        # RLIMIT_NPROC counts all processes of the user: allow the bot `processes` more than now.
-        rlimits.append((resource.RLIMIT_NPROC, limits.processes + _user_task_count()))
+    if uid is not None:
+        # A uid of the bot's own: RLIMIT_NPROC counts exactly its tasks (root, the reaper, is
+        # exempt). One over the limit, so the reaper sees the bot over it and says so.
+        rlimits.append((resource.RLIMIT_NPROC, limits.processes + 1))
+    elif os.geteuid() != 0:
+        # RLIMIT_NPROC counts all processes of the user, the other bots starting after this one
+        # included: it only keeps a fork bomb from exhausting the machine, so allow twice the
+        # limit more than now; the reaper's count of the bot's own tree is the limit itself.
+        rlimits.append((resource.RLIMIT_NPROC, 2 * (limits.processes + 1) + _user_task_count()))
     settings = []
     for res, value in rlimits:
         # Never above the runner's own hard limit (setrlimit would refuse, leaving none at all).
@@ -213,6 +452,8 @@ def _child_setup(limits: Limits, parent: int):
         if os.getppid() != parent:
             os._exit(1)
         _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        if cgroup is not None:
+            cgroup.join_in_child()  # before the bot exists, so nothing of it starts outside
         for res, soft, hard in settings:
             try:
                 resource.setrlimit(res, (soft, hard))

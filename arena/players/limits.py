@@ -14,6 +14,13 @@ Notes on what each limit really bounds (Linux):
   the user's current count plus this) also makes the kernel refuse the fork at once.
 - open_files is RLIMIT_NOFILE; file_size_mb is RLIMIT_FSIZE (largest file the bot may write).
 - line_bytes is enforced by the runner on each line the bot writes to stdout.
+- tmp_mb sizes the bot's private /tmp (a tmpfs: under bwrap, and in plain mode as root) and its
+  /dev/shm under bwrap.
+- cpu_cores is a CFS quota on the bot's cgroup (where the machine offers cgroups): 1.0 is one core's
+  worth of CPU time per wall second, whatever threads it runs.
+Where the runner can create cgroups, each bot also gets one: memory_mb bounds the memory of its whole
+tree (processes and the tmpfs pages it writes), processes its pids, and a cpuset of the core(s)
+the match runs on, which the bot cannot widen (see protocol/README.md, "What each mode enforces").
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ class Limits(BaseModel):
     open_files: int = Field(default=256, ge=16, description="Open file descriptors (RLIMIT_NOFILE).")
     file_size_mb: int = Field(default=64, ge=0, description="Largest file it may write (RLIMIT_FSIZE), MiB.")
     line_bytes: int = Field(default=1 << 20, ge=1024, description="Longest stdout line, bytes.")
+    tmp_mb: int = Field(default=256, ge=1, description="Size of its private /tmp (tmpfs), MiB.")
+    cpu_cores: float = Field(default=1.0, gt=0, le=1024, description="CPU quota (cgroup), cores.")
 
 
 class LimitOverrides(BaseModel):
@@ -45,6 +54,8 @@ class LimitOverrides(BaseModel):
     open_files: int | None = Field(default=None, ge=16)
     file_size_mb: int | None = Field(default=None, ge=0)
     line_bytes: int | None = Field(default=None, ge=1024)
+    tmp_mb: int | None = Field(default=None, ge=1)
+    cpu_cores: float | None = Field(default=None, gt=0, le=1024)
 
 
 DEFAULT_LIMITS = Limits()
@@ -57,6 +68,8 @@ LIMIT_LABELS = {
     "open_files": ("open files", ""),
     "file_size_mb": ("file size", "MiB"),
     "line_bytes": ("stdout line", "bytes"),
+    "tmp_mb": ("/tmp", "MiB"),
+    "cpu_cores": ("cpu quota", "cores"),
 }
 
 

@@ -148,8 +148,9 @@ class ProcessPlayer(Player):
         self._loop = asyncio.get_running_loop()
         child_ends = []
         try:
-            self.launch = Launcher(self.spec.sandbox, self.limits).prepare(
-                command, self.spec.workdir, dict(self.spec.env))
+            self.launch = Launcher(self.spec.sandbox, self.limits, self.spec.user).prepare(
+                command, self.spec.workdir, dict(self.spec.env),
+                key=f"{self.spec.name}@{self.spec.version}")
             child_in, self._stdin = os.pipe()
             self._stdout, child_out = os.pipe()
             self._stderr_fd, child_err = os.pipe()
@@ -166,7 +167,7 @@ class ProcessPlayer(Player):
                 preexec_fn=self.launch.preexec,
                 env=self.launch.env,
             )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             if self.launch:
                 self.launch.cleanup()
             self._close_fds()
@@ -319,6 +320,7 @@ class ProcessPlayer(Player):
         self._signal_group(signal.SIGKILL)
         kill_all(proc.pid if self._root_start else -1, self.launch.tag, family,
                  root_start=self._root_start or None)
+        self.launch.kill_everything()  # its cgroup and its own uid: whatever escaped the tree
         if self.launch.mode == "plain":
             unwatch(self.launch.tag)
         await self._wait(2)  # reap it, so nothing of it is left to this event loop
@@ -475,6 +477,11 @@ class ProcessPlayer(Player):
                 pass
         sig = self._exit_signal()
         key = LIMIT_SIGNALS.get(sig) if sig else None
+        cgroup_said = self._cgroup_limit()
+        if key is None and cgroup_said is not None:
+            key, how = cgroup_said
+            return BotResourceLimit(f"{describe(self.limits, key)} exceeded",
+                                    f"limit {describe(self.limits, key)}: {how}")
         if key is None and code is not None:
             tail = self._stderr.text()[-4000:]
             key = next((k for k, words in LIMIT_MARKERS if any(w in tail for w in words)), None)
@@ -484,6 +491,32 @@ class ProcessPlayer(Player):
             return BotResourceLimit(f"{describe(self.limits, key)} exceeded",
                                     f"limit {describe(self.limits, key)}: {how}")
         return BotCrashed(message, self._exit_evidence())
+
+    def _cgroup_limit(self) -> tuple[str, str] | None:
+        """(limit key, evidence) when the bot's cgroup saw it hit its memory or pids limit."""
+        cgroup = self.launch.cgroup if self.launch else None
+        if cgroup is None:
+            return None
+        try:
+            stats = cgroup.stats()
+        except OSError:
+            return None
+        peak = stats.get("memory_peak")
+        peak_text = f", peak {peak / (1 << 20):.0f} MiB" if peak else ""
+        if stats.get("oom_kills", 0) > 0:
+            return "memory_mb", f"the kernel killed it at its cgroup's memory limit{peak_text}"
+        if stats.get("pids_limit_hits", 0) > 0:
+            return "processes", (f"{stats['pids_limit_hits']} forks refused at its cgroup's "
+                                 f"pids limit")
+        return None
+
+    def stats(self) -> dict[str, int]:
+        """The bot's cgroup figures (peak memory, pids, limit hits), where it has a cgroup."""
+        cgroup = self.launch.cgroup if self.launch else None
+        try:
+            return cgroup.stats() if cgroup is not None else {}
+        except OSError:
+            return {}
 
     def _exit_signal(self) -> int | None:
         code = self.proc.returncode if self.proc else None
