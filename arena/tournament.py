@@ -102,14 +102,15 @@ def run_config(
     config, bots, rows = load_config(config_path, registry=Registry(db))  # `bot = "name@v"`
     bots = [b if b.in_process else replace(b, user=config.bot_user) for b in bots]
     plan = plan_event(config, bots, rows)
+    # Refused before the store is touched: plain mode as root with nothing to bound the bots.
+    sandbox, sandbox_reason = _sandbox_choice(config.sandbox)
+    enforced = isolation_check(sandbox, config.bot_user, config.allow_unconfined,
+                               any(not b.in_process for b in bots))
     store = Store(db)
     if ray_address and executor == "auto":
         executor, reason = "ray", f"--ray-address {ray_address}"
     else:
         executor, reason = choose_executor(executor, plan.planned_games(), workers)
-    sandbox, sandbox_reason = _sandbox_choice(config.sandbox)
-    enforced = isolation_check(sandbox, config.bot_user, config.allow_unconfined,
-                               any(not b.in_process for b in bots))
     listener.executor(executor, reason, sandbox, sandbox_reason, enforced)
     with make_executor(executor, ray_address, workers,
                        pin=config.pin_cpu if pin is None else pin) as ex:

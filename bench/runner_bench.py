@@ -10,8 +10,9 @@ pays a cross-core wake-up, whose cost swings with where the scheduler puts the p
    work as the echo child (orjson parse, first legal action).
 The ratio runner / echo is what a move costs through Arena over what the pipe and the bot cost
 anyway; the two alternate, `--repeats` times, and the median and spread of the ratio are printed.
-3. Start-up: the random bot spawned to `ready` and closed, plain and in the bwrap sandbox,
-   alternating so both see the same machine load; the difference is the sandbox's cost.
+3. Start-up: the random bot spawned to `ready` and closed, plain and in the bwrap sandbox, and
+   (as root) as the runner and as a uid of its own (`bot_user`), alternating so all see the same
+   machine load; the differences are the sandbox's and the uid drop's cost.
 
     python bench/runner_bench.py [--game xeri ...] [--deals 10] [--repeats 5] [--starts 20]
 """
@@ -145,9 +146,10 @@ def per_move(game: str, seats: int, deals: int, repeats: int) -> dict:
             "echo": echoes, "runner": runs, "ratio": ratios}
 
 
-async def _start_once(sandbox: str) -> tuple[float, float]:
-    """(ms to spawn and get `ready`, ms to close) of the random bot in one sandbox mode."""
-    spec = dataclasses.replace(random_bot("r", 1), sandbox=sandbox)
+async def _start_once(mode: str) -> tuple[float, float]:
+    """(ms to spawn and get `ready`, ms to close) of the random bot in one "sandbox/user" mode."""
+    sandbox, user = mode.split("/")
+    spec = dataclasses.replace(random_bot("r", 1), sandbox=sandbox, user=user)
     player = ProcessPlayer(spec, TIME)
     t0 = time.perf_counter()
     await player.start()
@@ -158,7 +160,9 @@ async def _start_once(sandbox: str) -> tuple[float, float]:
 
 def startup(starts: int) -> dict[str, list[tuple[float, float]]]:
     """Start-up and close times per mode ("none", and "bwrap" when it works here), interleaved."""
-    modes = ["none"] + (["bwrap"] if sandbox_status()[0] == "bwrap" else [])
+    sandboxes = ["none"] + (["bwrap"] if sandbox_status()[0] == "bwrap" else [])
+    users = ["runner", "seat"] if os.geteuid() == 0 else ["runner"]
+    modes = [f"{s}/{u}" for s in sandboxes for u in users]
 
     async def run():
         times = {m: [] for m in modes}
@@ -202,12 +206,19 @@ def main() -> None:
         for mode, runs in times.items():
             ready = statistics.median(r for r, _ in runs)
             close = statistics.median(c for _, c in runs)
-            print(f"bot start to ready, {mode:5s}   {ready:8.1f} ms median ({args.starts} starts), "
+            print(f"bot start to ready, {mode:12s} {ready:8.1f} ms median ({args.starts} starts), "
                   f"close {close:.1f} ms")
-        if "bwrap" in times:
-            extra = (statistics.median(r for r, _ in times["bwrap"])
-                     - statistics.median(r for r, _ in times["none"]))
-            print(f"sandbox's cost per start    {extra:8.1f} ms (goal ≤ 20 ms)")
+
+        def ready(mode):
+            return statistics.median(r for r, _ in times[mode])
+
+        if "bwrap/runner" in times:
+            extra = ready("bwrap/runner") - ready("none/runner")
+            print(f"sandbox's cost per start          {extra:8.1f} ms (goal ≤ 20 ms)")
+        for sandbox in ("none", "bwrap"):
+            if f"{sandbox}/seat" in times:
+                extra = ready(f"{sandbox}/seat") - ready(f"{sandbox}/runner")
+                print(f"a uid of its own, {sandbox:5s}, per start {extra:8.1f} ms (goal ≤ 20 ms)")
 
 
 if __name__ == "__main__":

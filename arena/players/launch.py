@@ -236,9 +236,12 @@ class Launcher:
                 options.append(f"uid={user.uid}")
                 if self.user == "seat":
                     options.append("sole=1")  # the uid is this bot's alone: kill it whole
-                if tmpfs_mounts_work():
-                    options.append(f"tmpfs={tmpdir}:{self.limits.tmp_mb}")
                 options += reveals
+            if self.mode == "plain":
+                if user.uid is not None and tmpfs_mounts_work():
+                    options.append(f"tmpfs={tmpdir}:{self.limits.tmp_mb}")
+                else:  # a host folder: the reaper measures it
+                    options.append(f"quota={tmpdir}:{self.limits.tmp_mb}")
             if self.mode == "bwrap":
                 options.append("confine=0")  # the `become` step inside the sandbox does it
                 argv = self._bwrap_argv(command, workdir, user.uid)
@@ -396,7 +399,7 @@ def enforcement(mode: str, user: str, limits: Limits = DEFAULT_LIMITS) -> str:
     elif users.drops_privileges(user) and tmpfs_mounts_work():
         parts.append(f"/tmp tmpfs of {limits.tmp_mb} MiB")
     else:
-        parts.append("/tmp a host folder without quota")
+        parts.append(f"/tmp a host folder measured against {limits.tmp_mb} MiB")
     nproc = "RLIMIT_NPROC on the bot's uid" if users.drops_privileges(user) or os.geteuid() != 0 \
         else "process limit by the reaper only"
     parts.append(nproc)

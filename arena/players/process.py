@@ -102,6 +102,7 @@ class _StderrBuffer:
 LIMIT_MARKERS = (
     ("memory_mb", ("MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc",
                    "Failed to reserve virtual memory", "Fatal process OOM")),
+    ("tmp_mb", ("arena: /tmp limit",)),
     ("file_size_mb", ("File too large",)),
     ("open_files", ("Too many open files",)),
     ("processes", ("arena: processes limit", "can't start new thread", "fork: Resource temporarily unavailable",

@@ -12,6 +12,8 @@ death signal (SIGUSR1) and the bot's rlimits. It forks the bot into its own proc
 - with MAX_TASKS > 0 it counts the tree's processes and threads (less OVERHEAD: bwrap's own two)
   every POLL_S seconds and kills the tree when there are more: the process limit holds even for root, whom RLIMIT_NPROC ignores.
   The reason is written to the bot's stderr as `arena: processes limit …`, where the runner reads it.
+- `quota=PATH:MIB` (a temp folder on the host's disk, where no tmpfs can be mounted): every
+  QUOTA_EVERY polls the folder is measured and the tree killed when over, with `arena: /tmp limit`;
 - `uid=U`: the bot runs as uid and gid U with no supplementary groups (the runner is root; the reaper
   stays root to kill the tree); `tmpfs=PATH:MIB`: in a mount namespace of the bot's own, a tmpfs of
   MIB MiB owned by the bot over PATH (its private temp folder, so its disk use is bounded);
@@ -28,6 +30,7 @@ import struct
 import sys
 
 POLL_S = 0.05
+QUOTA_EVERY = 4  # polls between two measures of a quota'd temp folder (a walk costs more)
 HANDLED = {signal.SIGCHLD, signal.SIGTERM, signal.SIGUSR1, signal.SIGINT, signal.SIGHUP}
 HARD_STOP = {signal.SIGUSR1, signal.SIGINT, signal.SIGHUP}
 
@@ -68,6 +71,25 @@ def task_count(pids):
             total += int(data[data.rindex(b")") + 2:].split()[17])
         except (OSError, ValueError, IndexError):
             pass
+    return total
+
+
+def folder_bytes(folder):
+    """Bytes a folder's files take on disk (allocated blocks, so a sparse file counts as written)."""
+    total, stack = 0, [folder]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            total += info.st_blocks * 512
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
     return total
 
 
@@ -236,8 +258,8 @@ def start(argv, uid=None, tmpfs=None, pairs=(), confine=True):
 
 
 def parse(args):
-    """(max_tasks, overhead, sole uid, uid, tmpfs, reveal pairs, confine, bot argv) from the
-    command line."""
+    """(max_tasks, overhead, sole uid, uid, tmpfs, reveal pairs, confine, quota, bot argv) from
+    the command line."""
     split = args.index("--")
     options, argv = args[:split], args[split + 1:]
     max_tasks, overhead = int(options[0]), int(options[1])
@@ -245,6 +267,7 @@ def parse(args):
     pairs = []
     confine = True
     sole = False
+    quota = None
     for option in options[2:]:
         key, _, value = option.partition("=")
         if key == "uid":
@@ -254,12 +277,15 @@ def parse(args):
             tmpfs = (path, int(mib))
         elif key == "confine":
             confine = value != "0"
+        elif key == "quota":
+            path, _, mib = value.rpartition(":")
+            quota = (path, int(mib))
         elif key == "sole":
             sole = value == "1"
         elif key == "reveal":
             folder, _, inner = value.partition(":")
             pairs.append((folder, inner))
-    return max_tasks, overhead, uid if sole else None, uid, tmpfs, pairs, confine, argv
+    return max_tasks, overhead, uid if sole else None, uid, tmpfs, pairs, confine, quota, argv
 
 
 def become_and_exec(args):
@@ -287,7 +313,7 @@ def finish(status):
 
 def main():
     """Start the bot, watch its tree, clean up after it."""
-    max_tasks, overhead, sole_uid, uid, tmpfs, pairs, confine, argv = parse(sys.argv[1:])
+    max_tasks, overhead, sole_uid, uid, tmpfs, pairs, confine, quota, argv = parse(sys.argv[1:])
     signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
     bot = start(argv, uid, tmpfs, pairs, confine)
     # The reaper holds none of the bot's pipes: the runner sees EOF when the bot closes stdout.
@@ -295,14 +321,23 @@ def main():
     os.dup2(null, 0)
     os.dup2(null, 1)
     status = signal.SIGKILL  # as if killed, unless the bot's own status is seen
+    polls = 0
     while True:
-        info = signal.sigtimedwait(HANDLED, POLL_S if max_tasks else 3600)
+        info = signal.sigtimedwait(HANDLED, POLL_S if max_tasks or quota else 3600)
         if info is None:
+            polls += 1
             if max_tasks:
                 count = task_count(descendants(os.getpid())) - overhead
                 if count > max_tasks:
                     os.write(2, f"\narena: processes limit {max_tasks} exceeded ({count} processes "
                                 f"and threads)\n".encode())
+                    break
+            if quota and polls % QUOTA_EVERY == 0:
+                folder, mib = quota
+                used = folder_bytes(folder)
+                if used > mib << 20:
+                    os.write(2, f"\narena: /tmp limit {mib} MiB exceeded ({used >> 20} MiB in its "
+                                f"temp folder)\n".encode())
                     break
             continue
         if info.si_signo == signal.SIGTERM:

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 mode = sys.argv[1]
 arg = sys.argv[2] if len(sys.argv) > 2 else ""
@@ -115,6 +116,7 @@ def attack():
     elif mode == "shm":
         report("shm", fill("/dev/shm", int(arg)))
         report("tmp", fill(os.environ.get("TMPDIR", "/tmp"), int(arg)))
+        time.sleep(1)  # a bot runs on: long enough for a quota measured every 0.2 s
     elif mode == "affinity":
         try:
             os.sched_setaffinity(0, range(os.cpu_count() or 1))
