@@ -120,6 +120,10 @@ def _mib(n: int) -> str:
     return f"{n / (1 << 20):,.1f} MiB ({n:,} bytes)"
 
 
+def _limit(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n:,} bytes"
+
+
 def scan_folder(folder: str | Path, ignore: bool = True) -> list[FolderEntry]:
     """A bot folder's files and folders from lstat alone: nothing followed, nothing read.
 
@@ -161,13 +165,13 @@ def scan_folder(folder: str | Path, ignore: bool = True) -> list[FolderEntry]:
                     os.close(fd)
             elif stat.S_ISREG(st.st_mode):
                 if st.st_size > MAX_FILE_BYTES:
-                    raise refuse(rel, f"is {_mib(st.st_size)}, over the {MAX_FILE_BYTES >> 20} "
-                                      f"MiB a file of a bot may hold")
+                    raise refuse(rel, f"is {_mib(st.st_size)}, over the {_limit(MAX_FILE_BYTES)} "
+                                      f"a file of a bot may hold")
                 total += st.st_size
                 if total > MAX_SNAPSHOT_BYTES:
-                    raise RegistryError(f"bot folder {folder}: more than {MAX_SNAPSHOT_BYTES >> 20}"
-                                        f" MiB of files (at {shown(rel)}); a bot folder should "
-                                        f"hold only the bot")
+                    raise RegistryError(f"bot folder {folder}: more than "
+                                        f"{_limit(MAX_SNAPSHOT_BYTES)} of files (at {shown(rel)}); "
+                                        f"a bot folder should hold only the bot")
                 entries.append(FolderEntry(rel, False, st.st_size, bool(st.st_mode & 0o111),
                                            st.st_dev, st.st_ino))
             else:
@@ -483,6 +487,7 @@ class Registry:
                               f"({folder}); the snapshot holds only that folder")
         if not workdir.is_dir():
             raise ConfigError(f"{mpath}: working directory {str(workdir)!r} does not exist")
+        self._open_for_writing()  # a database that cannot be opened is said before any copy
         try:
             tmp, digest, copied = self._copy(folder, entries, rel_manifest)
         except OSError as exc:  # a read-only registry folder, a full disk
@@ -680,7 +685,8 @@ class Registry:
         """A config's `bot = ref` entry: its BotSpec and its bots row (for Store.add_bot)."""
         v = self.lookup(ref, active_only=True)
         spec = self.spec(v, name, args)
-        return spec, {"name": spec.name, "version": v.version, "command": list(spec.command),
+        # The row from the record, not the spec: a refused spec (snapshot changed) has no command.
+        return spec, {"name": spec.name, "version": v.version, "command": [*v.command, *args],
                       "workdir": v.workdir, "language": v.language, "description": v.description,
                       "games": list(v.games)}
 
