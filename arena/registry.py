@@ -294,21 +294,22 @@ def _signature(folder: Path) -> tuple:
     """(path, dev, inode, size, mtime, ctime, mode) of a folder and everything in it, by lstat."""
     out = []
 
-    def visit(path: str, rel: str) -> None:
+    def visit(path: str, rel: str, depth: int) -> None:
         with os.scandir(path) as it:
             for e in it:
                 st = e.stat(follow_symlinks=False)
                 out.append((rel + e.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
                             st.st_ctime_ns, st.st_mode))
+                # Too many or too deep: the hash refuses the folder, no need to look further.
                 if len(out) > MAX_ENTRIES:
-                    return  # too many: the hash refuses the folder, no need to look further
-                if stat.S_ISDIR(st.st_mode):
-                    visit(e.path, rel + e.name + "/")
+                    return
+                if stat.S_ISDIR(st.st_mode) and depth < MAX_DEPTH:
+                    visit(e.path, rel + e.name + "/", depth + 1)
 
     st = os.lstat(folder)
     out.append(("", st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode))
     if stat.S_ISDIR(st.st_mode):
-        visit(str(folder), "")
+        visit(str(folder), "", 0)
     return tuple(sorted(out))
 
 
