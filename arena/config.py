@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import importlib
+import os
+import re
+import stat
 import tomllib
+import unicodedata
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from arena.errors import ConfigError
 from arena.games import get_game, make_options
@@ -19,8 +23,55 @@ from arena.protocol import DEFAULT_GRACE_MS, TimeControl
 from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING, DEFAULT_SAMPLES
 
 
+# Names are shown in terminals, web pages and CSV files and compared by eye: ASCII only, so a
+# zero-width space, a right-to-left override or a Cyrillic look-alike cannot pass for another bot.
+NAME_MAX = 64
+BOT_NAME_RULE = "at most 64 characters, only ASCII letters, digits and _-.+, starting with a letter or digit"
+_BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+_ASCII_GRAPHIC = re.compile(r"[!-~]*")  # printable ASCII without the space
+TITLE_MAX = 200  # a tournament's or ladder's name
+MANIFEST_MAX_BYTES = 64 * 1024
+SHOWN_MAX = 80  # characters of an untrusted value quoted in an error message
+
+
+def shown(value: object, limit: int = SHOWN_MAX) -> str:
+    """An untrusted value for a one-line message: ascii() (look-alikes visible), cut to `limit`."""
+    text = ascii(value)
+    if len(text) > limit:
+        size = f"{len(value)} characters" if isinstance(value, str) else "cut"
+        text = f"{text[:limit]}... ({size})"
+    return text
+
+
+def check_bot_name(name: str, what: str = "bot name") -> str:
+    """`name` if it is a valid bot name (ASCII letters, digits, _-.+; at most 64), else ValueError."""
+    if len(name) > NAME_MAX or not _BOT_NAME.fullmatch(name):
+        raise ValueError(f"{what} {shown(name)}: {BOT_NAME_RULE}")
+    return name
+
+
+def check_label(value: str, what: str, limit: int = NAME_MAX) -> str:
+    """`value` if it is printable ASCII without spaces and at most `limit` long, else ValueError."""
+    if len(value) > limit or not _ASCII_GRAPHIC.fullmatch(value):
+        raise ValueError(f"{what} {shown(value)}: at most {limit} characters, printable ASCII "
+                         f"without spaces")
+    return value
+
+
+def check_title(value: str, what: str = "name") -> str:
+    """`value` if it is a fit tournament name: at most 200 characters, no control or format characters."""
+    if not value or len(value) > TITLE_MAX or any(
+            unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in value):
+        raise ValueError(f"{what} {shown(value)}: 1 to {TITLE_MAX} characters without control or "
+                         f"invisible formatting characters")
+    return value
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+Arg = Annotated[str, Field(max_length=4096)]
 
 
 class BotEntry(_Strict):
@@ -35,6 +86,17 @@ class BotEntry(_Strict):
     bot: str | None = Field(default=None, description="A registry bot: `name` (latest) or `name@version`.")
     version: str | None = None
     limits: LimitOverrides | None = Field(default=None, description="This bot's limits (over the manifest's).")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str | None) -> str | None:
+        # The organiser's own names: any printable ASCII (a registry name is stricter).
+        return name if name is None else check_label(name, "bot name")
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, version: str | None) -> str | None:
+        return version if version is None else check_label(version, "version")
 
     @model_validator(mode="after")
     def _one_source(self) -> BotEntry:
@@ -53,13 +115,23 @@ class Manifest(_Strict):
 
     name: str
     version: str = ""
-    command: list[str] = Field(min_length=1)
-    workdir: str = "."
-    language: str = ""
-    games: list[str] = Field(default_factory=list)
-    description: str = ""
-    author: str = ""
+    command: list[Arg] = Field(min_length=1, max_length=256)
+    workdir: str = Field(default=".", max_length=4096)
+    language: str = Field(default="", max_length=64)
+    games: list[Annotated[str, Field(max_length=64)]] = Field(default_factory=list, max_length=64)
+    description: str = Field(default="", max_length=2000)
+    author: str = Field(default="", max_length=200)
     limits: LimitOverrides | None = Field(default=None, description="Limits the bot needs (over the tournament's).")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        return check_bot_name(name)
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, version: str) -> str:
+        return check_label(version, "version")
 
 
 class TimeConfig(_Strict):
@@ -184,6 +256,11 @@ class TournamentConfig(_Strict):
     stages: list[StageConfig] = Field(min_length=1)
     event: bool = Field(default=False, description="Set when the config has [[stages]].")
 
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        return check_title(name, "tournament name")
+
     @model_validator(mode="before")
     @classmethod
     def _stages_from_top_level(cls, raw: Any) -> Any:
@@ -232,26 +309,66 @@ def _first_error(exc: ValidationError, source: str, single_stage: bool = False) 
     if single_stage and loc[:2] == ["stages", 0]:
         loc = loc[2:]  # the stage keys were written at the top level
     where = ".".join(str(p) for p in loc) or "config"
-    bad = f" (got {err['input']!r})" if err["type"] not in ("missing",) and not isinstance(err.get("input"), dict) else ""
     msg = err["msg"].removeprefix("Value error, ")
+    bad = ""
+    if err["type"] != "missing" and not isinstance(err.get("input"), dict):
+        # Bounded: a 100,000-character value must not make a 100,000-character line.
+        given = repr(err["input"])
+        if len(given) > SHOWN_MAX:
+            given = shown(err["input"])
+        if shown(err["input"]) not in msg:  # a name check quotes the value itself
+            bad = f" (got {given})"
     return ConfigError(f"{source}: {where}: {msg}{bad}")
 
 
-def read_toml(path: Path) -> dict:
-    """Parse a TOML file; ConfigError names the file and the problem."""
+def read_toml(path: Path, max_bytes: int | None = None) -> dict:
+    """Parse a TOML file (of at most `max_bytes`); ConfigError names the file and the problem."""
     try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
+        data = _read_file(path, max_bytes)
     except FileNotFoundError:
         raise ConfigError(f"no such file: {path}") from None
     except IsADirectoryError:
         raise ConfigError(f"not a file: {path}") from None
+    return parse_toml(data, path)
+
+
+def parse_toml(data: bytes, path: Path) -> dict:
+    """Parse TOML bytes read from `path`; ConfigError names the file and the problem."""
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
     _check_ints(raw, path)
     return raw
+
+
+def _read_file(path: Path, max_bytes: int | None) -> bytes:
+    """A regular file's bytes; never blocks on a FIFO nor reads a device or an oversized file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"not a regular file: {path}")
+        if max_bytes is None:
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                return fh.read()
+        too_big = ConfigError(f"{path}: over {max_bytes // 1024} KiB ({st.st_size:,} bytes); "
+                              f"a manifest is a short TOML file")
+        if st.st_size > max_bytes:
+            raise too_big
+        chunks, left = [], max_bytes + 1  # one byte more tells a file that grew since fstat
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise too_big
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 INT64 = (-(2**63), 2**63 - 1)  # what SQLite (and the JSON columns' writer) can store
@@ -269,10 +386,14 @@ def _check_ints(value: Any, path: Path, where: str = "") -> None:
         raise ConfigError(f"{path}: {where}: {value} does not fit a 64-bit integer")
 
 
-def load_manifest(path: Path) -> Manifest:
-    """A validated bot manifest."""
+def load_manifest(path: Path, data: bytes | None = None) -> Manifest:
+    """A validated bot manifest (from `data` when the caller has read the file itself)."""
+    if data is not None and len(data) > MANIFEST_MAX_BYTES:
+        raise ConfigError(f"{path}: over {MANIFEST_MAX_BYTES // 1024} KiB ({len(data):,} bytes); "
+                          f"a manifest is a short TOML file")
+    raw = read_toml(path, MANIFEST_MAX_BYTES) if data is None else parse_toml(data, path)
     try:
-        return Manifest.model_validate(read_toml(path))
+        return Manifest.model_validate(raw)
     except ValidationError as exc:
         raise _first_error(exc, str(path)) from None
 
@@ -482,6 +603,11 @@ class LadderConfig(_Strict):
     entrants: EntrantRule = Field(default_factory=EntrantRule)
     matchmaking: MatchmakingSettings = Field(default_factory=MatchmakingSettings)
     leaderboard: LeaderboardConfig = Field(default_factory=LeaderboardConfig)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        return check_title(name, "ladder name")
 
     @property
     def games(self) -> list[str]:

@@ -30,6 +30,10 @@ class IllegalActionError(ArenaError):
         self.action = action
 
 
+class RegistryError(ConfigError):
+    """A bot folder the registry will not snapshot: a link, a device, a FIFO, too large or too many files."""
+
+
 class StoreError(ArenaError):
     """The database is missing, of another schema, or holds conflicting records."""
 
@@ -48,6 +52,14 @@ class BotStartupError(BotError):
     """The bot did not start or did not answer `hello` with `ready` in time."""
 
     reason = Termination.STARTUP_FAILURE.value
+
+
+class SnapshotChanged(BotStartupError):
+    """A registry bot's snapshot no longer holds the content recorded when it was added."""
+
+    def __repr__(self) -> str:
+        # A player that wraps a start failure quotes repr(exc): the message alone reads best.
+        return str(self)
 
 
 class BotTimeout(BotError):

@@ -45,7 +45,7 @@ from arena.match import GamePlan, MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
 from arena.players.limits import as_overrides, resolve_limits
 from arena.rating_reports import leaderboard
-from arena.registry import BotVersion, Registry, parse_ref
+from arena.registry import BotVersion, Registry, guard_match, parse_ref
 from arena.scheduling.matchmaking import (Choice, Format, Matchmaker, MatchmakingConfig,
                                           TableResult)
 from arena.scheduling.seating import seatings
@@ -357,7 +357,8 @@ class Ladder:
     def _submit(self, row: dict) -> None:
         spec = self._spec(row)
         self.in_flight[spec.match_id] = (row["number"], spec)
-        self.executor.submit(spec)
+        # A version whose snapshot changed since it entered fails to start: its forfeit, not ours.
+        self.executor.submit(guard_match(spec))
 
     def _take(self, outcome) -> None:
         number, spec = self.in_flight.pop(outcome.match_id)

@@ -23,7 +23,7 @@ import sqlite_utils
 
 from arena.errors import LeaseError, StoreError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 LEASE_STALE_S = 60.0  # a lease whose heartbeat is older than this belongs to a dead driver
 ERROR_KEEP = 16 * 1024  # characters of a runner error's traceback kept per attempt
 _UNWRITABLE = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM)
@@ -701,11 +701,11 @@ class Store:
         """Hold a tournament for this driver; LeaseError names a live holder (or a stale one)."""
         with self.transaction():
             row = self.db.conn.execute(
-                "select token, pid, host, heartbeat_at, heartbeat_ts from leases "
+                "select token, pid, host, heartbeat_at, heartbeat_ts, pid_start from leases "
                 "where tournament_id = ?", [tournament_id]).fetchone()
             if row and row[0] != lease.token:
                 holder = f"pid {row[1]} on {row[2]} (last heartbeat {row[3]})"
-                if lease_alive(row[1], row[2], row[4]):
+                if lease_alive(row[1], row[2], row[4], row[5]):
                     raise LeaseError(f"tournament {tournament_id} is being run by {holder}")
                 if not take_stale:
                     raise LeaseError(
@@ -719,7 +719,7 @@ class Store:
         self._insert("leases", [{
             "tournament_id": tournament_id, "token": lease.token, "pid": lease.pid,
             "host": lease.host, "started_at": stamp, "heartbeat_at": stamp,
-            "heartbeat_ts": time.time(), "cancel_requested": 0,
+            "heartbeat_ts": time.time(), "cancel_requested": 0, "pid_start": lease.started,
         }])
 
     def _heartbeat(self, tournament_id: int) -> None:
@@ -750,7 +750,7 @@ class Store:
         if not rows:
             return None
         row = rows[0]
-        row["alive"] = lease_alive(row["pid"], row["host"], row["heartbeat_ts"])
+        row["alive"] = lease_alive(row["pid"], row["host"], row["heartbeat_ts"], row.get("pid_start"))
         return row
 
     def request_stop(self, tournament_id: int) -> bool:
@@ -783,29 +783,86 @@ class Store:
 
 @dataclass(frozen=True)
 class Lease:
-    """Who runs a tournament: a random token, the driver's pid and host."""
+    """Who runs a tournament: a random token, the driver's pid, host and process start."""
 
     token: str
     pid: int
     host: str
+    started: str = ""  # process_start(pid) when the lease was taken ("" where unknown)
 
     @classmethod
     def mine(cls) -> Lease:
         """A new lease for this process."""
-        return cls(os.urandom(8).hex(), os.getpid(), socket.gethostname())
+        pid = os.getpid()
+        return cls(os.urandom(8).hex(), pid, socket.gethostname(), process_start(pid) or "")
 
 
-def lease_alive(pid: int, host: str, heartbeat_ts: float | None) -> bool:
-    """Whether a lease's driver still runs: its pid on this host, else a recent heartbeat."""
-    if host == socket.gethostname():
+def _read_small(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4096).decode("ascii", "replace").strip()
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return None
+
+
+def process_start(pid: int) -> str | None:
+    """Who a pid is: `<pid namespace>/<boot id>/<start tick>`; "" when no live process has it.
+
+    None when this cannot be told (no /proc, or /proc hides other users' processes). A pid number
+    can be reused, by a later process or by one in another PID namespace: two processes are the
+    same only when all three parts agree.
+    """
+    stat_line = _read_small(f"/proc/{pid}/stat")
+    if stat_line is None:
+        return None
+    if not stat_line:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return False
-        except PermissionError:
+            return ""
+        except OSError:
             pass
+        return None  # alive but not shown to us
+    fields = stat_line[stat_line.rindex(")") + 2:].split() if ")" in stat_line else []
+    if len(fields) < 20:
+        return None
+    if fields[0] in ("Z", "X"):
+        return ""  # a zombie is dead already: only its parent has not reaped it
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+    boot = _read_small("/proc/sys/kernel/random/boot_id")
+    return f"{namespace}/{boot}/{fields[19]}" if boot else None
+
+
+def lease_alive(pid: int, host: str, heartbeat_ts: float | None, started: str | None = None) -> bool:
+    """Whether a lease's driver still runs: on this host that very process, elsewhere a recent heartbeat.
+
+    `started` (process_start when the lease was taken; None or "" in leases from before it was
+    recorded) tells a dead holder from a later process with its pid at once, where the 60 s
+    heartbeat rule would keep a crashed driver's tournament locked.
+    """
+    recent = heartbeat_ts is not None and time.time() - heartbeat_ts < LEASE_STALE_S
+    if host == socket.gethostname():
+        mine = process_start(os.getpid()) if started else None
+        if mine:
+            namespace, boot, _ = started.split("/", 2) if started.count("/") >= 2 else ("", "", "")
+            my_namespace, my_boot, _ = mine.split("/", 2)
+            if boot and boot != my_boot:
+                return False  # taken before this machine last booted
+            if namespace == my_namespace and (now := process_start(pid)) is not None:
+                # A holder that stopped beating (frozen) is given up after 60 s, as before.
+                return now == started and recent
+            # Another PID namespace (its pid names another process here) or a hidden /proc:
+            # only the heartbeat can tell.
+            return recent
+        if process_start(pid) == "":
+            return False  # gone, or a zombie its parent has not reaped yet
         # A pid can be reused: an old heartbeat still marks the holder dead.
-    return heartbeat_ts is not None and time.time() - heartbeat_ts < LEASE_STALE_S
+    return recent
 
 
 @dataclass
@@ -1052,5 +1109,13 @@ def _migration_6(store: Store) -> None:
     sql("alter table moves_v6 rename to moves")
 
 
+def _migration_7(store: Store) -> None:
+    """Leases record their driver's process start, so a dead driver's lease is taken at once.
+
+    Leases from before keep a null pid_start and the older rule (pid gone, or a stale heartbeat).
+    """
+    store.db.conn.execute("alter table leases add column pid_start text")
+
+
 MIGRATIONS = {1: _migration_1, 2: _migration_2, 3: _migration_3, 4: _migration_4, 5: _migration_5,
-              6: _migration_6}
+              6: _migration_6, 7: _migration_7}

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from arena.config import TournamentConfig, load_config
-from arena.registry import Registry
+from arena.registry import Registry, guard_match
 from arena.errors import Cancelled, ConfigError, MatchErrorLimit, StoreError
 from arena.events import EventPlan, StagePlan, match_spec, plan_event
 from arena.executors import Executor, choose_executor, make_executor
@@ -373,7 +373,8 @@ class Driver:
                     continue
                 record, spec = state.queue.popleft()
                 state.in_flight[spec.match_id] = (record, spec)
-                ex.submit(spec)
+                # A registry bot whose snapshot changed since the tournament began fails to start.
+                ex.submit(guard_match(spec))
             if not ex.in_flight():
                 if state.queue:
                     continue

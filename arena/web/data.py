@@ -171,8 +171,8 @@ def leaderboard(store: Store, game: str, params) -> dict:
     keys = ("bot_id", "bot", "version", "rating", "lo", "hi", "games", "wins", "draws", "losses",
             "score_pct", "flag", "last_played")
     out = [{"rank": i, **{k: r.get(k) for k in keys}} for i, r in enumerate(rows, 1)]
-    live = any(lease_alive(pid, host, ts) for pid, host, ts in store.db.execute(
-        "select l.pid, l.host, l.heartbeat_ts from leases l join tournaments t "
+    live = any(lease_alive(pid, host, ts, started) for pid, host, ts, started in store.db.execute(
+        "select l.pid, l.host, l.heartbeat_ts, l.pid_start from leases l join tournaments t "
         "on t.id = l.tournament_id where t.status = 'running' and "
         + ("t.id = ?" if ladder else "(',' || t.game || ',') like ('%,' || ? || ',%')"),
         [ladder["id"] if ladder else game]))
