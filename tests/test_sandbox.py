@@ -497,6 +497,10 @@ def test_shared_folders_of_the_host(tmp_path, sandbox, folder):
         check_common(games, mark)
         if sandbox == "bwrap":
             assert "probe: failed read" in log and not left.exists()
+        elif os.geteuid() == 0:
+            # Plain mode as root: the bot's uid of its own can write there, and what it leaves
+            # is removed after its match.
+            assert "probe: ok read" in log and not left.exists()
         else:
             assert "probe: ok read" in log and left.exists()
     finally:
