@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 from functools import partial
+from pathlib import Path
 
 import pytest
 
@@ -90,7 +93,10 @@ def test_stale_answers_are_discarded_not_applied():
 
 
 def test_children_of_a_bot_do_not_outlive_the_match(tmp_path, monkeypatch):
-    pidfile = tmp_path / "pids"
+    # A folder the bot may write to whatever uid it runs as (as root: a uid of its own).
+    shared = Path(tempfile.mkdtemp(prefix="arena-pids-"))
+    shared.chmod(0o777)
+    pidfile = shared / "pids"
     monkeypatch.setenv("ARENA_TEST_PIDFILE", str(pidfile))
     spawner = BotSpec("spawner", command=misbehaving("spawn").command, workdir=misbehaving("spawn").workdir,
                       env=(("ARENA_TEST_PIDFILE", str(pidfile)),))
@@ -102,6 +108,7 @@ def test_children_of_a_bot_do_not_outlive_the_match(tmp_path, monkeypatch):
     while time.time() < deadline and any(_alive(p) for p in pids):
         time.sleep(0.05)
     assert not any(_alive(p) for p in pids)
+    shutil.rmtree(shared)
 
 
 def test_stderr_is_kept_bounded():

@@ -513,6 +513,12 @@ class BotCgroup:
         folder = self._by_controller.get(controller)
         return os.path.join(folder, name) if folder else None
 
+    def oom_file(self) -> str | None:
+        """The file whose `oom_kill N` line counts the kernel's kills at the memory limit (v1
+        memory.oom_control, v2 memory.events), for a watcher; None without a memory controller."""
+        return self._file("memory", "memory.oom_control" if self.version == "v1"
+                          else "memory.events")
+
     def stats(self) -> dict[str, int]:
         """Peaks and limit events so far; a key is left out when the kernel has no such file."""
         out: dict[str, int] = {}

@@ -172,6 +172,9 @@ def _bwrap_base_args() -> list[str]:
             args += ["--symlink", os.readlink(path), path]  # usrmerge: /bin -> usr/bin
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    # bwrap makes a bind's missing parents 0700: a bot uid could not even look into /etc (Node
+    # then fails on /etc/ssl/openssl.cnf with EACCES instead of doing without it).
+    args += ["--perms", "0755", "--dir", "/etc"]
     for path in SYSTEM_FILES:
         args += ["--ro-bind-try", path, path]
     return args
@@ -223,15 +226,18 @@ class Launcher:
                    "PYTHONDONTWRITEBYTECODE": "1", **extra_env, TAG_VAR: tag}
             launch = Launch([], workdir, env, tmpdir, tag, self.mode, self.limits, None, user)
             # The tree: the reaper, and under bwrap bwrap itself and its PID-1 init, are not the
-            # bot's; the cgroup's pids limit leaves room for them and one task more, so a bot at
-            # its limit is seen over it (and killed as such) by the reaper.
+            # bot's; the cgroup's pids limit leaves room for them, for the reaper's kill helper
+            # and for one task more, so a bot at its limit is seen over it (and killed as such).
             overhead = 2 if self.mode == "bwrap" else 0
             launch.cgroup = cgroups.BotCgroup.create(
                 tag, memory_bytes=(self.limits.memory_mb << 20) + CGROUP_MEMORY_SLACK,
-                pids=self.limits.processes + overhead + 2, cpu_cores=self.limits.cpu_cores,
+                pids=self.limits.processes + overhead + 3, cpu_cores=self.limits.cpu_cores,
                 cpus=tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity")
                 else None)
             options = []
+            oom = launch.cgroup.oom_file() if launch.cgroup is not None else None
+            if oom:
+                options.append(f"oom={oom}")
             if user.uid is not None and self.mode == "plain":
                 options.append(f"uid={user.uid}")
                 if self.user == "seat":

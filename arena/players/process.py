@@ -100,7 +100,7 @@ class _StderrBuffer:
 
 # Words in a dead bot's stderr that say which limit stopped it (RLIMIT failures surface this way).
 LIMIT_MARKERS = (
-    ("memory_mb", ("MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc",
+    ("memory_mb", ("arena: memory limit", "MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc",
                    "Failed to reserve virtual memory", "Fatal process OOM")),
     ("tmp_mb", ("arena: /tmp limit",)),
     ("file_size_mb", ("File too large",)),

@@ -14,6 +14,8 @@ death signal (SIGUSR1) and the bot's rlimits. It forks the bot into its own proc
   The reason is written to the bot's stderr as `arena: processes limit …`, where the runner reads it.
 - `quota=PATH:MIB` (a temp folder on the host's disk, where no tmpfs can be mounted): every
   QUOTA_EVERY polls the folder is measured and the tree killed when over, with `arena: /tmp limit`;
+- `oom=PATH`: the bot's memory cgroup's events file; when the kernel has killed a process of the
+  tree at the cgroup's limit, the whole tree is killed, with `arena: memory limit exceeded`;
 - `uid=U`: the bot runs as uid and gid U with no supplementary groups (the runner is root; the reaper
   stays root to kill the tree); `tmpfs=PATH:MIB`: in a mount namespace of the bot's own, a tmpfs of
   MIB MiB owned by the bot over PATH (its private temp folder, so its disk use is bounded);
@@ -74,6 +76,18 @@ def task_count(pids):
     return total
 
 
+def oom_kills(path):
+    """The `oom_kill` count of a memory cgroup's events file (0 if unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            for line in fh:
+                if line.startswith(b"oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def folder_bytes(folder):
     """Bytes a folder's files take on disk (allocated blocks, so a sparse file counts as written)."""
     total, stack = 0, [folder]
@@ -96,7 +110,10 @@ def folder_bytes(folder):
 def kill_as(uid):
     """SIGKILL every process of `uid` at once: kill(-1) sent as that uid reaches all of them in one
     pass of the kernel's process list, so a fork bomb cannot outrun it as it outruns a loop."""
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        return  # no room for a helper (a full pids cgroup): the loop of kill_tree does it
     if pid == 0:
         try:
             os.setgroups([])
@@ -258,8 +275,8 @@ def start(argv, uid=None, tmpfs=None, pairs=(), confine=True):
 
 
 def parse(args):
-    """(max_tasks, overhead, sole uid, uid, tmpfs, reveal pairs, confine, quota, bot argv) from
-    the command line."""
+    """(max_tasks, overhead, sole uid, uid, tmpfs, reveal pairs, confine, quota, oom file, bot
+    argv) from the command line."""
     split = args.index("--")
     options, argv = args[:split], args[split + 1:]
     max_tasks, overhead = int(options[0]), int(options[1])
@@ -267,7 +284,7 @@ def parse(args):
     pairs = []
     confine = True
     sole = False
-    quota = None
+    quota = oom_file = None
     for option in options[2:]:
         key, _, value = option.partition("=")
         if key == "uid":
@@ -280,12 +297,15 @@ def parse(args):
         elif key == "quota":
             path, _, mib = value.rpartition(":")
             quota = (path, int(mib))
+        elif key == "oom":
+            oom_file = value
         elif key == "sole":
             sole = value == "1"
         elif key == "reveal":
             folder, _, inner = value.partition(":")
             pairs.append((folder, inner))
-    return max_tasks, overhead, uid if sole else None, uid, tmpfs, pairs, confine, quota, argv
+    return (max_tasks, overhead, uid if sole else None, uid, tmpfs, pairs, confine, quota,
+            oom_file, argv)
 
 
 def become_and_exec(args):
@@ -313,7 +333,8 @@ def finish(status):
 
 def main():
     """Start the bot, watch its tree, clean up after it."""
-    max_tasks, overhead, sole_uid, uid, tmpfs, pairs, confine, quota, argv = parse(sys.argv[1:])
+    max_tasks, overhead, sole_uid, uid, tmpfs, pairs, confine, quota, oom_file, argv = \
+        parse(sys.argv[1:])
     signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
     bot = start(argv, uid, tmpfs, pairs, confine)
     # The reaper holds none of the bot's pipes: the runner sees EOF when the bot closes stdout.
@@ -323,7 +344,7 @@ def main():
     status = signal.SIGKILL  # as if killed, unless the bot's own status is seen
     polls = 0
     while True:
-        info = signal.sigtimedwait(HANDLED, POLL_S if max_tasks or quota else 3600)
+        info = signal.sigtimedwait(HANDLED, POLL_S if max_tasks or quota or oom_file else 3600)
         if info is None:
             polls += 1
             if max_tasks:
@@ -332,6 +353,12 @@ def main():
                     os.write(2, f"\narena: processes limit {max_tasks} exceeded ({count} processes "
                                 f"and threads)\n".encode())
                     break
+            if oom_file and oom_kills(oom_file) > 0:
+                # v1 has no oom.group: the kernel killed one process of the tree (the largest);
+                # the bot is over its memory limit as a whole, so the whole tree stops here.
+                os.write(2, b"\narena: memory limit exceeded (the kernel killed a process of the "
+                            b"bot at its cgroup's memory limit)\n")
+                break
             if quota and polls % QUOTA_EVERY == 0:
                 folder, mib = quota
                 used = folder_bytes(folder)

@@ -113,6 +113,7 @@ def attack():
                 signal.pause()
                 os._exit(0)
         report("children", "10 started")
+        time.sleep(1)  # while they fill their memory
     elif mode == "shm":
         report("shm", fill("/dev/shm", int(arg)))
         report("tmp", fill(os.environ.get("TMPDIR", "/tmp"), int(arg)))
