@@ -54,7 +54,7 @@ processes = {processes}
 tmp_mb = {tmp_mb}
 [[bots]]
 name = "bad"
-command = ["python", "{fakes}/hostile_bot.py", "{mode}", "{arg}"]
+command = ["python", "{fakes}/attack_bot.py", "{mode}", "{arg}"]
 workdir = "{fakes}"
 [[bots]]
 manifest = "{bots}/random.toml"
@@ -310,7 +310,7 @@ def test_a_bot_cannot_widen_its_cpuset(sandbox):
 @ROOT_ONLY
 @pytest.mark.parametrize("sandbox", MODES)
 def test_a_bot_cannot_change_its_own_program(sandbox):
-    program = FAKES / "hostile_bot.py"
+    program = FAKES / "attack_bot.py"
     before = program.read_bytes()
     result = run_isolated("selfwrite", sandbox)
     assert result["status"] == "finished"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A bot that attacks its host on purpose, for the isolation tests (tests/test_isolation.py).
 
-Usage: hostile_bot.py MODE [ARG]. It plays the first legal action; at its first act request it
+Usage: attack_bot.py MODE [ARG]. It plays the first legal action; at its first act request it
 does what MODE says and reports on stderr as `hostile: KEY=VALUE` lines, then plays on (unless the
 attack ends it):
   whoami     uid, gid, groups and effective capabilities
