@@ -138,6 +138,8 @@ class ProcessPlayer(Player):
         self._checked = 0.0  # when the sandboxed stdout was last checked
         self._closed = False
         self._taken = 0  # bytes of the message being written that the bot's pipe took so far
+        self._early = 0  # bytes at the head of _buf read before the pending request was sent
+        self._line_early = False  # the line just taken began before its request was sent
 
     @property
     def last_line(self) -> str:
@@ -225,6 +227,8 @@ class ProcessPlayer(Player):
             # asyncio.timeout, unlike wait_for, needs no extra task per read: cheaper per move.
             async with asyncio.timeout(timeout):
                 if self._sent != request_id:  # not already sent by an `exchange` that handed over
+                    if not request.skip:
+                        self._mark_early()
                     await self._send(request.line(), skip=request.skip)
                     self._sent = request_id
                     # Let the other seats of a simultaneous step send theirs before any answer is
@@ -243,6 +247,7 @@ class ProcessPlayer(Player):
     def send_now(self, request: ActRequest) -> bool:
         """Write the act line without the loop; False hands it to act() (a full or broken pipe)."""
         line = request.line()
+        self._mark_early()
         try:
             written = os.write(self._stdin, line) if self._stdin >= 0 else 0
         except OSError:
@@ -283,6 +288,12 @@ class ProcessPlayer(Player):
                 if not self._sandboxed_stdout_open():
                     self._eof = True
 
+    def _mark_early(self) -> None:
+        """Before a request is sent: what the bot wrote so far cannot answer it (one read)."""
+        if self._stdout >= 0 and not self._eof:
+            self._fill()
+        self._early = len(self._buf)
+
     def _take_pending(self) -> bool:
         """True when the buffer now holds a whole line or is over the line limit."""
         return self._buf.find(b"\n", self._scan) >= 0 or len(self._buf) > self.limits.line_bytes
@@ -297,6 +308,9 @@ class ProcessPlayer(Player):
         """The action a message answers `request_id` with, or _STALE for a late answer to an earlier one."""
         if isinstance(msg, Action):
             if msg.request_id == request_id:
+                if self._line_early:
+                    raise BadMessage(f"answer to request {request_id} sent before the request",
+                                     self.last_line)
                 return msg.action
             if msg.request_id > request_id:
                 raise BadMessage(
@@ -444,6 +458,8 @@ class ProcessPlayer(Player):
             line = bytes(self._buf[:end + 1])
             del self._buf[:end + 1]
             self._scan = 0
+            self._line_early = self._early > 0
+            self._early = max(0, self._early - end - 1)
             return line
         limit = self.limits.line_bytes
         if len(self._buf) > limit:

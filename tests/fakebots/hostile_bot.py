@@ -22,7 +22,8 @@ Hostile answers at the N-th act:
   nul_escaped   a legal-looking action whose card is "\\u0000" (valid JSON: an illegal action)
   surrogate     an action holding a lone surrogate "\\ud800"
   twice         answers every act twice (the second copy is stale: ignored)
-  early         with its N-th answer also sends the answer to its next request, unasked
+  early         with its N-th answer also sends the answer to its next request, unasked (a
+                bad_message when read)
   split         writes half of its N-th answer, sleeps past the deadline, writes the rest
 """
 
