@@ -7,8 +7,12 @@ the tail of its stderr; the report also gives the median and worst time the bot 
 
 from __future__ import annotations
 
+import signal
 import statistics
+import threading
 import time as _time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +34,8 @@ SLOW_SHARE = 0.5  # a move slower than this share of the limit earns a warning (
 _WORDS = {
     Termination.STARTUP_FAILURE.value: "handshake failed: the bot must answer `hello` with "
     "{{\"type\":\"ready\",\"name\":…,\"version\":…}} within {startup} ms",
-    Termination.TIMEOUT.value: "timeout: no `action` within the move time of {move} ms",
+    Termination.TIMEOUT.value: "timeout: no `action` within the move time of {move} ms, or "
+    "the bot stopped reading its stdin (a message it did not take in that time)",
     Termination.CRASH.value: "crash: the bot exited or closed its stdout during the game",
     Termination.BAD_MESSAGE.value: "bad message: a line that is not a valid arena/2 message "
     "(not JSON, not an object, an unknown type, a missing field, or an answer to a request "
@@ -91,6 +96,45 @@ class CheckReport:
     def worst_ms(self) -> float | None:
         """The slowest move of the bot (ms)."""
         return max(self.move_ms) if self.move_ms else None
+
+
+class CheckStopped(KeyboardInterrupt):
+    """SIGTERM or SIGINT stopped a check; `signum` says which.
+
+    A KeyboardInterrupt because asyncio passes only those (and SystemExit) out of its tasks: the
+    match then unwinds like on Ctrl-C, and closing its players stops every bot it started.
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Within the block, the first SIGTERM or SIGINT raises CheckStopped; later ones are ignored
+    while the bots are stopped. Does nothing outside the main thread.
+
+    The handler must be explicit: as the first process of a PID namespace (a container without an
+    init, `unshare --pid --fork`) the kernel drops every signal that has no handler, which is why
+    a check waiting on a stuck bot used to ignore SIGTERM.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stopping = []
+
+    def handler(signum, frame):
+        if not stopping:
+            stopping.append(signum)
+            raise CheckStopped(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def combinations(claimed: list[str], game: str | None = None) -> list[tuple[str, int]]:

@@ -68,6 +68,13 @@ class BotTimeout(BotError):
     reason = Termination.TIMEOUT.value
 
 
+class BotInputStalled(BotTimeout):
+    """The bot did not take a message off its stdin in time (it stopped reading): a timeout.
+
+    Its evidence says how much of which message the pipe took, and how long the runner waited.
+    """
+
+
 class BotCrashed(BotError):
     """The bot's process exited or closed its stdout."""
 

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.errors import BotError, BotFailureBudget, BotIllegalAction, BotTimeout
+from arena.errors import BotError, BotFailureBudget, BotIllegalAction, BotInputStalled, BotTimeout
 from arena.failures import Termination
 from arena.games import forfeit_ranks, make_options, new_game
 from arena.players.base import UNFINISHED, BotSpec, Player, make_player
 from arena.players.process import exchange
-from arena.protocol import ActRequest, GameEnd, GameStart, TimeControl
+from arena.protocol import ActRequest, GameEnd, GameStart, TimeControl, short_repr
 
 
 @dataclass(frozen=True)
@@ -216,12 +216,16 @@ class MatchRunner:
                     return seat, answer
                 raise answer
             action, ms = answer
-            if action not in legal[seat]:
+            try:
+                # Record the runner's own copy: JSON equality admits e.g. `true` for `1`.
+                found = legal[seat].index(action)
+            except Exception:  # not there, or a value that cannot even be compared: the bot's
+                found = None
+            if found is None:
                 # Evidence is the line the bot sent (bounded), when the player keeps it.
                 sent = getattr(self.players[plan.seating[seat]], "last_line", "") or _short(action)
                 return seat, BotIllegalAction(f"illegal action {_short(action)}", sent)
-            # Record the runner's own copy: JSON equality admits e.g. `true` for `1`.
-            action = legal[seat][legal[seat].index(action)]
+            action = legal[seat][found]
             actions[seat] = action
             moves.append(Move(step, seat, action, round(ms, 3)))
         state._apply(actions)  # validated above against the legal actions of exactly these seats
@@ -264,10 +268,15 @@ class MatchRunner:
                 elapsed = (time.perf_counter() - started) * 1000
                 self.banks[b] = 0.0
                 limit = f"limit {tc.move_ms} ms + bank {int(bank)} ms + grace {tc.grace_ms} ms"
-                result = BotTimeout(
-                    f"no action within the move time ({limit})",
-                    f"no answer in {elapsed:.0f} ms ({limit}); request_id {request.request_id}",
-                )
+                if isinstance(result, BotInputStalled):  # its evidence says how much it took
+                    result = BotInputStalled(
+                        f"did not read its request within the move time ({limit})",
+                        result.evidence)
+                else:
+                    result = BotTimeout(
+                        f"no action within the move time ({limit})",
+                        f"no answer in {elapsed:.0f} ms ({limit}); request_id {request.request_id}",
+                    )
             if isinstance(result, BaseException):
                 answers.append(result)
                 continue
@@ -307,5 +316,5 @@ class MatchRunner:
 
 
 def _short(value: Any, limit: int = 200) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"
+    # Bounded in length and depth, never raising: the value is the bot's, whatever it is.
+    return short_repr(value, limit)

@@ -18,6 +18,11 @@ from arena.errors import BadMessage
 
 PROTOCOL_VERSION = "arena/2"
 MAX_EVIDENCE = 300  # characters of an offending line kept as evidence
+# Nesting a bot's message may have. Python's repr, ==, the json module and orjson.dumps (254) all
+# recurse: a deeper value could make the runner fail while judging it. Actions of every game are
+# a few levels deep.
+MAX_DEPTH = 64
+REPR_DEPTH = 12  # levels short_repr shows before writing "…"
 
 
 class _Message(BaseModel):
@@ -169,19 +174,105 @@ def evidence(line: bytes | str) -> str:
 
 
 def decode_bot_message(line: bytes) -> Ready | Action:
-    """Parse one line from a bot; BadMessage says what is wrong and keeps the line as evidence."""
+    """Parse one line from a bot; BadMessage says what is wrong and keeps the line as evidence.
+
+    Whatever the line holds, the failure is the bot's: a message nested deeper than MAX_DEPTH is
+    refused here, before anything recursive touches it, and any other error while judging it is
+    a BadMessage too.
+    """
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
         raise BadMessage(f"not valid JSON: {exc}", evidence(line)) from None
     if not isinstance(data, dict):
         raise BadMessage(f"a message must be a JSON object, got {type(data).__name__}", evidence(line))
+    # Counting brackets (strings included) is a cheap upper bound on the depth: most lines pass.
+    if line.count(b"[") + line.count(b"{") > MAX_DEPTH:
+        depth = nesting(data)
+        if depth > MAX_DEPTH:
+            raise BadMessage(f"message nested {depth} levels deep (at most {MAX_DEPTH})",
+                             f"nested {depth} levels deep: {evidence(line)}")
     try:
         return _bot_message.validate_python(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"][1:]) or "type"
         raise BadMessage(f"invalid message ({where}: {err['msg']})", evidence(line)) from None
+    except Exception as exc:  # whatever the bot sent, judging it is never the runner's failure
+        raise BadMessage(f"unreadable message ({type(exc).__name__})", evidence(line)) from None
+
+
+def nesting(value: Any) -> int:
+    """How many levels of lists and objects `value` has (0 for a scalar), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, (list, tuple)):
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((x, depth + 1) for x in item)
+    return deepest
+
+
+def short_repr(value: Any, limit: int = 200) -> str:
+    """A repr of a bot's value for messages: at most `limit` characters, never raising.
+
+    Its recursion is bounded by REPR_DEPTH, not by the value (deeper levels are "…"), and it stops
+    once `limit` characters are written, so a huge or deep value costs little. Integers too long
+    for str() (over 4,300 digits) are described by their size.
+    """
+    parts: list[str] = []
+    room = [limit + 1]
+
+    def put(text: str) -> None:
+        parts.append(text)
+        room[0] -= len(text)
+
+    def walk(item: Any, depth: int) -> None:
+        if room[0] <= 0:
+            return
+        if isinstance(item, (dict, list, tuple)):
+            is_dict = isinstance(item, dict)
+            ends = "{}" if is_dict else ("()" if isinstance(item, tuple) else "[]")
+            if depth >= REPR_DEPTH:
+                put(ends[0] + "…" + ends[1])
+                return
+            put(ends[0])
+            for i, entry in enumerate(item.items() if is_dict else item):
+                if room[0] <= 0:
+                    return
+                if i:
+                    put(", ")
+                if is_dict:
+                    walk(entry[0], depth + 1)
+                    put(": ")
+                    walk(entry[1], depth + 1)
+                else:
+                    walk(entry, depth + 1)
+            put(ends[1])
+        else:
+            put(_atom_repr(item, room[0]))
+
+    try:
+        walk(value, 0)
+    except Exception as exc:  # a hostile in-process object's own repr or iteration
+        put(f"<{type(exc).__name__}>")
+    text = "".join(parts)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _atom_repr(item: Any, room: int) -> str:
+    if isinstance(item, str):
+        return repr(item[:max(room, 0) + 1])
+    if isinstance(item, int) and not isinstance(item, bool) and item.bit_length() > 4 * room + 64:
+        return f"<int of {item.bit_length():,} bits>"  # str() refuses over 4,300 digits
+    try:
+        return repr(item)[:max(room, 0) + 1]
+    except Exception as exc:
+        return f"<{type(item).__name__}: repr raised {type(exc).__name__}>"
 
 
 def json_schemas() -> dict[str, dict]:

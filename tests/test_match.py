@@ -204,3 +204,31 @@ def test_a_bot_flooding_stderr_while_it_thinks_is_not_blocked():
                                 time=TimeControl(startup_ms=10_000, move_ms=1_000)))
     assert [g.termination for g in result.games] == ["normal", "normal"]
     assert "x" * 1000 in result.logs["bad-stderr"]
+
+
+class _Unjudgeable:
+    """A value whose comparison and repr both raise, as a hostile in-process bot might return."""
+
+    def __eq__(self, other):
+        raise RuntimeError("no comparing me")
+
+    __hash__ = None
+
+    def __repr__(self):
+        raise RecursionError("no printing me")
+
+
+@pytest.mark.parametrize("make, shown", [
+    (lambda: _Unjudgeable(), "<_Unjudgeable: repr raised RecursionError>"),
+    (lambda: 10 ** 10_000, "<int of 33,220 bits>"),  # str() refuses over 4,300 digits
+    (lambda: (lambda a: a.append(a) or a)([]), "[[[[[[[[[[[[[…]]]]]]]]]]]]]"),  # itself inside
+])
+def test_an_answer_the_runner_cannot_judge_is_the_bots_illegal_action(make, shown):
+    class Hostile:
+        def choose(self, observation, legal_actions):
+            return make()
+
+    result = run_match(spec_for([BotSpec("h", factory=Hostile), BotSpec("ok", factory=FirstLegal)]))
+    game = result.games[0]
+    assert game.termination == "illegal_action" and game.culprit == 0, game.detail
+    assert game.detail == f"illegal action {shown}" and len(game.evidence) <= 201

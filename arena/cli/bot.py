@@ -15,7 +15,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from arena.cli._app import DB_OPTION, app, console, fail, new_table
+from arena.cli._app import DB_OPTION, app, console, err_console, fail, new_table
 from arena.errors import ArenaError, ConfigError
 
 bot_app = typer.Typer(
@@ -151,7 +151,7 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
 ) -> None:
     """Play the bot against the random bot in each claimed game and seat count; exit 0 when clean."""
-    from arena.checker import check_bot, resolve_target
+    from arena.checker import CheckStopped, check_bot, resolve_target, stop_on_signals
     from arena.config import TimeConfig
     from arena.protocol import TimeControl
 
@@ -159,10 +159,15 @@ def check(
     time = TimeControl(startup_ms=startup_ms or defaults.startup_ms,
                        move_ms=move_ms or defaults.move_ms)
     try:
-        spec, games = resolve_target(target, db, sandbox)
-        report = check_bot(spec, games, game, time, deals)
+        with stop_on_signals():
+            spec, games = resolve_target(target, db, sandbox)
+            report = check_bot(spec, games, game, time, deals)
     except ArenaError as exc:
         fail(exc)
+    except CheckStopped as exc:
+        err_console.print(f"[red]error:[/red] check stopped by {exc}: its bots were stopped, "
+                          "no report", highlight=False, soft_wrap=True)
+        raise typer.Exit(128 + exc.signum)
     if as_json:
         from dataclasses import asdict
 

@@ -20,6 +20,7 @@ from arena.errors import (
     BadMessage,
     BotCrashed,
     BotError,
+    BotInputStalled,
     BotResourceLimit,
     BotStartupError,
     BotTimeout,
@@ -137,6 +138,9 @@ class ProcessPlayer(Player):
         self._sent = 0  # request_id of the last act sent (`exchange` may hand it to act())
         self._checked = 0.0  # when the sandboxed stdout was last checked
         self._closed = False
+        self._taken = 0  # bytes of the message being written that the bot's pipe took so far
+        self._early = 0  # bytes at the head of _buf read before the pending request was sent
+        self._line_early = False  # the line just taken began before its request was sent
 
     @property
     def last_line(self) -> str:
@@ -183,7 +187,8 @@ class ProcessPlayer(Player):
             watch(self.launch.tag, self.proc.pid, self._root_start)
         self._stderr_done = self._loop.create_future()
         self._loop.add_reader(self._stderr_fd, self._drain_stderr)
-        await self._send(encode(Hello(bot=self.spec.name, time=self.time)), BotStartupError)
+        await self._send(encode(Hello(bot=self.spec.name, time=self.time)), BotStartupError,
+                         self.time.startup_ms / 1000)
         try:
             msg = await asyncio.wait_for(self._read(), self.time.startup_ms / 1000)
         except asyncio.TimeoutError:
@@ -200,23 +205,42 @@ class ProcessPlayer(Player):
         return msg
 
     async def game_start(self, message: GameStart) -> None:
-        """Send game_start."""
-        await self._send(encode(message))
+        """Send game_start; the bot must take it within one move's time (see `message_deadline`)."""
+        await self._send(encode(message), timeout=self.message_deadline)
+
+    @property
+    def message_deadline(self) -> float:
+        """Seconds the bot gets to take game_start or game_end off its stdin: move_ms + grace_ms.
+
+        Only a bot that left its stdin pipe full ever waits on it (the pipe holds 64 KiB): a bot
+        busy with its last move is not hurt, one that stopped reading is a timeout.
+        """
+        return (self.time.move_ms + self.time.grace_ms) / 1000
 
     async def act(self, request: ActRequest, timeout: float) -> Any:
-        """Send `act` and wait for the action with the same request_id; stale answers are dropped."""
+        """Send `act` and wait for the action with the same request_id; stale answers are dropped.
+
+        Writing the line counts against the move's time: a bot that does not take its input
+        within `timeout` is a timeout (BotInputStalled) like one that does not answer.
+        """
         request_id = request.request_id
-        if self._sent != request_id:  # not already sent by an `exchange` that handed over
-            await self._send(request.line()[request.skip:])
-            self._sent = request_id
-            # Let the other seats of a simultaneous step send theirs before any answer is read:
-            # a read can finish without waiting when the bot has already answered.
-            await asyncio.sleep(0)
+        started = time.perf_counter()
         try:
             # asyncio.timeout, unlike wait_for, needs no extra task per read: cheaper per move.
             async with asyncio.timeout(timeout):
+                if self._sent != request_id:  # not already sent by an `exchange` that handed over
+                    if not request.skip:
+                        self._mark_early()
+                    await self._send(request.line(), skip=request.skip)
+                    self._sent = request_id
+                    # Let the other seats of a simultaneous step send theirs before any answer is
+                    # read: a read can finish without waiting when the bot has already answered.
+                    await asyncio.sleep(0)
                 return await self._await_action(request_id)
         except TimeoutError:
+            if self._sent != request_id:
+                raise self._stalled(request.line(), f"act (request_id {request_id})",
+                                    started, timeout) from None
             raise BotTimeout(
                 f"no action within {timeout * 1000:.0f} ms", f"request_id {request_id}"
             ) from None
@@ -225,6 +249,7 @@ class ProcessPlayer(Player):
     def send_now(self, request: ActRequest) -> bool:
         """Write the act line without the loop; False hands it to act() (a full or broken pipe)."""
         line = request.line()
+        self._mark_early()
         try:
             written = os.write(self._stdin, line) if self._stdin >= 0 else 0
         except OSError:
@@ -265,6 +290,12 @@ class ProcessPlayer(Player):
                 if not self._sandboxed_stdout_open():
                     self._eof = True
 
+    def _mark_early(self) -> None:
+        """Before a request is sent: what the bot wrote so far cannot answer it (one read)."""
+        if self._stdout >= 0 and not self._eof:
+            self._fill()
+        self._early = len(self._buf)
+
     def _take_pending(self) -> bool:
         """True when the buffer now holds a whole line or is over the line limit."""
         return self._buf.find(b"\n", self._scan) >= 0 or len(self._buf) > self.limits.line_bytes
@@ -279,6 +310,9 @@ class ProcessPlayer(Player):
         """The action a message answers `request_id` with, or _STALE for a late answer to an earlier one."""
         if isinstance(msg, Action):
             if msg.request_id == request_id:
+                if self._line_early:
+                    raise BadMessage(f"answer to request {request_id} sent before the request",
+                                     self.last_line)
                 return msg.action
             if msg.request_id > request_id:
                 raise BadMessage(
@@ -292,8 +326,8 @@ class ProcessPlayer(Player):
         raise BadMessage(f"expected action, got {msg.type}", self.last_line)
 
     async def game_end(self, message: GameEnd) -> None:
-        """Send game_end."""
-        await self._send(encode(message))
+        """Send game_end; the bot must take it within one move's time (see `message_deadline`)."""
+        await self._send(encode(message), timeout=self.message_deadline)
 
     async def close(self) -> None:
         """bye → SIGTERM → SIGKILL, then every process of the bot is killed; safe twice."""
@@ -350,23 +384,49 @@ class ProcessPlayer(Player):
             return {}  # the pid was reused by another process after the bot was reaped
         return found
 
-    async def _send(self, data: bytes, error: type[BotError] = BotCrashed) -> None:
+    async def _send(self, data: bytes, error: type[BotError] = BotCrashed,
+                    timeout: float | None = None, skip: int = 0) -> None:
+        """Write `data` (from byte `skip` on) within `timeout` seconds, or raise the bot's failure.
+
+        A bot that does not take its input in time is BotInputStalled (a timeout), or `error`
+        when that is BotStartupError (hello); without a timeout the caller bounds the wait.
+        """
+        started = time.perf_counter()
         try:
-            await self._write(data)
+            async with asyncio.timeout(timeout):
+                await self._write(data, skip)
+        except TimeoutError:
+            stalled = self._stalled(data, _message_type(data), started, timeout)
+            if error is BotStartupError:
+                raise BotStartupError(str(stalled), stalled.evidence) from None
+            raise stalled from None
         except (BrokenPipeError, ConnectionResetError, OSError) as exc:
             if error is BotCrashed:
                 await self._wait(EXIT_WAIT)
                 raise await self._crash(f"cannot write to the bot: {exc}") from None
             raise error(f"cannot write to the bot: {exc}", self._exit_evidence()) from None
 
-    async def _write(self, data: bytes) -> None:
-        """Write all of `data` to the bot's stdin, waiting (in the loop) while its pipe is full."""
+    def _stalled(self, data: bytes, what: str, started: float, limit: float) -> BotInputStalled:
+        """The failure of a bot that left `data` unread, noted in its log for its author."""
+        ms = (time.perf_counter() - started) * 1000
+        said = (f"did not read its input: {self._taken:,} of {len(data):,} bytes of {what} "
+                f"taken in {ms:,.0f} ms")
+        self._stderr.add(f"\narena: {said}\n".encode())
+        return BotInputStalled(f"did not read {what.split()[0]} within {limit * 1000:,.0f} ms "
+                               f"(its stdin pipe stayed full)", said)
+
+    async def _write(self, data: bytes, skip: int = 0) -> None:
+        """Write all of `data` (from byte `skip` on) to the bot's stdin, waiting (in the loop)
+        while its pipe is full; `_taken` counts the bytes of `data` written so far."""
+        self._taken = skip
         if self._stdin < 0:
             raise BrokenPipeError("the bot's input is closed")
-        view = memoryview(data)
+        view = memoryview(data)[skip:]
         while view:
             try:
-                view = view[os.write(self._stdin, view):]
+                written = os.write(self._stdin, view)
+                self._taken += written
+                view = view[written:]
                 continue
             except BlockingIOError:
                 pass
@@ -401,6 +461,8 @@ class ProcessPlayer(Player):
             line = bytes(self._buf[:end + 1])
             del self._buf[:end + 1]
             self._scan = 0
+            self._line_early = self._early > 0
+            self._early = max(0, self._early - end - 1)
             return line
         limit = self.limits.line_bytes
         if len(self._buf) > limit:
@@ -673,6 +735,17 @@ def exchange(players: list[Player], requests: list[ActRequest], limits: list[flo
         for i in waiting:
             players[i].wake(ready, now)
     return results
+
+
+def _message_type(line: bytes) -> str:
+    """The `type` of one of the runner's own message lines, for evidence ("game_start")."""
+    head = line[:40]
+    start = head.find(b'"type":"')
+    if start < 0:
+        return "message"
+    start += len(b'"type":"')
+    end = head.find(b'"', start)
+    return head[start:end].decode("ascii", "replace") if end > 0 else "message"
 
 
 def _set_done(future: asyncio.Future) -> None:
