@@ -593,6 +593,10 @@ def _watchdog_pipe():
             stdout=subprocess.DEVNULL, start_new_session=True,  # a ^C to the runner's group spares it
             env={"PATH": SAFE_PATH, "PYTHONDONTWRITEBYTECODE": "1"},
         )
+        # Never blocking: a bot of the runner's own user could SIGSTOP the watchdog, and a full
+        # pipe must not stop the runner (a line that does not fit is dropped; PDEATHSIG and the
+        # reaper still kill the bot).
+        os.set_blocking(proc.stdin.fileno(), False)
         _watchdog = (os.getpid(), proc)
     return _watchdog[1].stdin
 
@@ -610,7 +614,6 @@ def unwatch(tag: str) -> None:
 def _watchdog_send(line: str) -> None:
     try:
         pipe = _watchdog_pipe()
-        pipe.write(line.encode())
-        pipe.flush()
+        os.write(pipe.fileno(), line.encode())  # one short line: written whole or not at all
     except OSError:
-        pass  # no watchdog: PDEATHSIG still kills the bot itself
+        pass  # no watchdog, or it stopped reading: PDEATHSIG and the reaper still kill the bot
