@@ -106,6 +106,12 @@ def run_config(
     sandbox, sandbox_reason = _sandbox_choice(config.sandbox)
     enforced = isolation_check(sandbox, config.bot_user, config.allow_unconfined,
                                any(not b.in_process for b in bots))
+    from arena.players.launch import check_readable
+
+    try:
+        check_readable(bots, config.bot_user)
+    except PermissionError as exc:
+        raise ConfigError(str(exc)) from None
     store = Store(db)
     if ray_address and executor == "auto":
         executor, reason = "ray", f"--ray-address {ray_address}"

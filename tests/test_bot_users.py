@@ -139,3 +139,25 @@ def test_bot_user_runner_as_root_is_refused_in_plain_mode_unless_allowed():
     with pytest.raises(ConfigError, match="runs every bot as root"):
         isolation_check("none", "runner", False)
     assert "as root" in isolation_check("none", "runner", True)
+
+
+@ROOT_ONLY
+def test_a_bot_folder_its_uid_cannot_read_is_refused_before_anything_is_written(tmp_path):
+    folder = tmp_path / "closed"
+    folder.mkdir(mode=0o700)
+    (folder / "bot.py").write_text("print('never run')\n")
+    tmp_path.chmod(0o755)
+    config = tmp_path / "t.toml"
+    config.write_text(write_config(tmp_path).read_text() + f'''
+[[bots]]
+name = "closed"
+command = ["python", "bot.py"]
+workdir = "{folder}"
+''')
+    db = tmp_path / "a.db"
+    out = runner.invoke(app, ["run", str(config), "--db", str(db), "-q"])
+    assert out.exit_code == 2 and not db.exists()
+    assert len(out.output.strip().splitlines()) == 1
+    assert "cannot read" in out.output and "mode 0700" in out.output and str(folder) in out.output
+    folder.chmod(0o755)
+    assert runner.invoke(app, ["run", str(config), "--db", str(db), "-q"]).exit_code == 0

@@ -49,6 +49,7 @@ for line in sys.stdin:
 
 def write(tmp_path: Path, bots: str) -> Path:
     """A one-deal Xeri round robin of the given [[bots]] tables."""
+    tmp_path.chmod(0o755)  # the bots' folder: a root runner's bots run as uids of their own
     path = tmp_path / "t.toml"
     path.write_text(textwrap.dedent('''
         name = "t"

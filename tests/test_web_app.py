@@ -166,6 +166,7 @@ def db(tmp_path_factory) -> Path:
     """A database with a round robin (with forfeits), a Swiss (with byes), a two-game event (one
     stage of 4 seats), the stored xeri leaderboard and a ladder."""
     tmp = tmp_path_factory.mktemp("web")
+    tmp.chmod(0o755)  # the bot's folder: a root runner's bots run as uids of their own
     (tmp / "crash_bot.py").write_text(CRASH_BOT)
     path = tmp / "arena.db"
     cfg_path = tmp / "rr.toml"

@@ -211,6 +211,10 @@ class Launcher:
         user = users.claim(self.user, key)
         launch = None
         try:
+            if user.uid is not None:
+                why = unreadable(command, workdir, user.uid)
+                if why is not None:
+                    raise PermissionError(why)
             reveals = []
             if user.uid is not None and self.mode == "plain":
                 reveals = _reveals(os.path.join(workdir, command[0]), workdir, user.uid)
@@ -307,6 +311,39 @@ class Launcher:
         become = [base_python, "-I", "-S", REAPER, "--become",
                   "-" if uid is None else str(uid), "--"]
         return [*args, "--chdir", workdir, "--", *become, *command]
+
+
+def unreadable(command: list[str] | tuple[str, ...], workdir: str, uid: int) -> str | None:
+    """Why a bot running as `uid` could not read its folder or its program (one line naming the
+    path and its mode), or None. The folders above them are made reachable (bwrap's binds, plain
+    mode's reveal); these two must be readable by other users themselves."""
+    workdir = os.path.abspath(workdir)
+    paths = [workdir]
+    if command and os.sep in command[0]:
+        paths.append(os.path.join(workdir, command[0]))
+    paths += [os.path.join(workdir, arg) for arg in command[1:]
+              if not arg.startswith("-") and os.path.isfile(os.path.join(workdir, arg))]
+    for path in paths:
+        if not os.path.exists(path):
+            continue  # a missing program is the start's own failure, said as such
+        why = users.cannot_read(path, uid, uid)
+        if why is not None:
+            return (f"a bot runs as uid {uid} (bot_user), which cannot read {why}: make it "
+                    f"readable by other users (chmod o+rX), or submit the bot with `arena bot add` "
+                    f"(its snapshot is)")
+    return None
+
+
+def check_readable(specs, user: str) -> None:
+    """OSError (one line) for the first subprocess bot its uid could not read, when bots run as
+    uids of their own here; checked before a run writes anything."""
+    if not users.drops_privileges(user):
+        return
+    for spec in specs:
+        if spec.command:
+            why = unreadable(list(spec.command), spec.workdir, users.uid_range()[0])
+            if why is not None:
+                raise PermissionError(f"bot {spec.name!r}: {why}")
 
 
 def _ancestors(path: str) -> list[str]:

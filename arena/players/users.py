@@ -204,6 +204,19 @@ def remove_files_of(uid: int, folders) -> int:
     return removed
 
 
+def cannot_read(path: str, uid: int, gid: int) -> str | None:
+    """Why `uid` cannot read `path` itself (a folder: list and enter it; a file: read it), or
+    None. Only its own mode bits: the folders above it are `blocked_folders`' concern."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    need = 0o5 if stat.S_ISDIR(info.st_mode) else 0o4
+    if all(_allowed(info, uid, gid, bit) for bit in (0o4, 0o1) if need & bit):
+        return None
+    return f"{path} (mode {stat.S_IMODE(info.st_mode):04o}, owner uid {info.st_uid})"
+
+
 def blocked_folders(path: str, uid: int, gid: int) -> list[tuple[str, str]] | None:
     """The folders on `path` that `uid` may not enter, each with the next step inside it (what it
     must be shown of that folder), outermost first; None when it can reach `path` (and read or
