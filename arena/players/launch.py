@@ -79,11 +79,6 @@ class Launch:
     user: users.BotUser = field(default_factory=lambda: users.BotUser(None))
     cgroup: cgroups.BotCgroup | None = None
 
-    @property
-    def uid(self) -> int | None:
-        """The uid the bot runs as (None: the runner's)."""
-        return self.user.uid
-
     def kill_everything(self) -> None:
         """SIGKILL whatever is left of the bot: its cgroup and, with a uid of its own, that uid."""
         if self.cgroup is not None:
