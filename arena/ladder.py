@@ -49,13 +49,13 @@ from arena.registry import BotVersion, Registry, guard_match, parse_ref
 from arena.scheduling.matchmaking import (Choice, Format, Matchmaker, MatchmakingConfig,
                                           TableResult)
 from arena.scheduling.seating import seatings
-from arena.store import Lease, MatchRecord, Store
+from arena.store import Lease, MatchRecord, Store, now
 from arena.tournament import _Stop, install_sigterm, score_result, start_heartbeat
 
 LADDER_FORMAT = "ladder"
 LADDER_SCOPE = "ladder"
 REGISTRY_POLL_S = 1.0  # seconds between looks at the registry for new and retired versions
-FLUSH_TABLES = 8  # finished tables written together (fewer transactions on a fast ladder)
+FLUSH_TABLES = 64  # finished tables written together (fewer transactions on a fast ladder)
 FLUSH_SECONDS = 2.0
 IDLE_WAIT_S = 0.5  # how long an idle ladder (too few bots) sleeps between registry polls
 
@@ -139,6 +139,7 @@ class Ladder:
         self.in_flight: dict[str, tuple[int, MatchSpec]] = {}
         self.attempts: dict[str, int] = {}
         self.buffer: list[tuple[int, MatchRecord]] = []
+        self.chosen: list[dict] = []  # tables chosen, not yet written (they land with the buffer)
         self.buffered_since = 0.0
         self.last_poll = -1e9
         self.since_refit = 0
@@ -325,16 +326,18 @@ class Ladder:
 
     # -- tables -----------------------------------------------------------------------------------
     def _choose(self, choice: Choice) -> None:
-        # The choice rests on the results of tables up to number − F: they must be in the
-        # database before the choice is, or a crash in between leaves a history that a resume
-        # cannot replay (a table chosen from results the database does not have).
-        if any(n <= choice.number - self.in_flight_limit for n, _ in self.buffer):
-            self._flush()
+        # The choice is written with the next flush, in one transaction with every result
+        # buffered by then, which includes those it rests on (tables up to number − F are
+        # finished before it is made): so it never lands before them, or a crash in between
+        # would leave a history that a resume cannot replay. A choice lost in a crash is made
+        # again, alike, by the resume (its history is the same). One transaction per table
+        # chosen was most of a fast ladder's time (a commit each, ~1 ms on disk).
         mid = match_id(self.tid, choice.format + 1, choice.number, 1)
-        self.store.ladder_choose(self.tid, choice.number, choice.format, list(choice.bots), mid,
-                                 choice.reason)
         row = {"number": choice.number, "format": choice.format, "bots": list(choice.bots),
                "match_id": mid, "status": "pending", "reason": choice.reason}
+        if not self.buffer and not self.chosen:
+            self.buffered_since = time.monotonic()
+        self.chosen.append({**row, "chosen_at": now()})
         self.tables.append(row)
         self._submit(row)
 
@@ -387,7 +390,7 @@ class Ladder:
         record = MatchRecord(row["format"] + 1, row["number"], 1, spec.game, spec.options,
                              result=result, score=score, names=names, match_id=spec.match_id,
                              bots=bots, deals=deals)
-        if not self.buffer:
+        if not self.buffer and not self.chosen:
             self.buffered_since = time.monotonic()
         self.buffer.append((row["number"], record))
         row["status"] = "finished"
@@ -411,15 +414,16 @@ class Ladder:
             self._publish()
 
     def _flush(self) -> None:
-        if self.buffer:
+        if self.buffer or self.chosen:
             buffer, self.buffer = self.buffer, []
-            self.store.record_ladder_matches(self.tid, buffer, self.bot_ids)
+            chosen, self.chosen = self.chosen, []
+            self.store.record_ladder_matches(self.tid, buffer, self.bot_ids, chosen)
 
     def _flush_quietly(self) -> None:
         try:
             self._flush()
         except Exception:  # the original error matters more; unwritten tables are replayed
-            self.buffer = []
+            self.buffer, self.chosen = [], []
 
     # -- entrants ---------------------------------------------------------------------------------
     def _eligible(self) -> list[BotVersion]:
@@ -452,6 +456,7 @@ class Ladder:
         for key, entry in list(self.entries.items()):
             if entry["status"] == "active" and key not in keys:
                 # Retired in the registry, or superseded by a newer version under "latest".
+                self._flush()  # the tables before its tick land first (a resume replays by tick)
                 self.store.ladder_retire(self.tid, entry["bot_id"], tick)
                 entry["status"], entry["retired_tick"] = "retired", tick
                 self.matchmaker.retire(key)
@@ -461,6 +466,7 @@ class Ladder:
             if key in self.entries:
                 continue
             status, reason = self._validate(version)
+            self._flush()  # the tables before its tick land first (a resume replays by tick)
             self.store.ladder_entry(self.tid, version.id, key, status, reason, tick)
             self.entries[key] = {"key": key, "bot_id": version.id, "status": status,
                                  "reason": reason, "joined_tick": tick, "retired_tick": None}

@@ -52,6 +52,13 @@ def _dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
 
 
+_MATCH_COLS = ("tournament_id", "stage", "round", "table_no", "bots", "status", "duration_ms",
+               "finished_at", "attempts", "error", "worker")
+_GAME_COLS = ("id", "match_id", "tournament_id", "stage", "ordinal", "game", "options", "num_seats",
+              "deal", "rotation", "seed", "termination", "culprit_seat", "culprit_bot", "detail",
+              "evidence", "steps", "duration_ms", "recorded_at")
+
+
 def _check_readonly_version(conn: sqlite3.Connection, path: Path) -> None:
     """StoreError unless the database on `conn` is an Arena database of this schema version."""
     try:
@@ -369,8 +376,7 @@ class Store:
                        bot_ids: dict[str, int]) -> None:
         """Write finished matches (each: match, games, seats, moves, logs, scores) in one transaction."""
         with self.transaction():
-            for item in items:
-                self._write_match(tournament_id, item, bot_ids)
+            self._write_matches(tournament_id, list(items), bot_ids)
             self._heartbeat(tournament_id)
 
     def record_match(self, tournament_id: int, round_no: int, table_no: int, game: str,
@@ -380,69 +386,77 @@ class Store:
                                                         result)], bot_ids)
 
     def _write_match(self, tournament_id: int, item: MatchRecord, bot_ids: dict[str, int]) -> None:
-        result = item.result
-        opts = _dumps(item.options)
+        self._write_matches(tournament_id, [item], bot_ids)
+
+    def _write_matches(self, tournament_id: int, items: list[MatchRecord],
+                       bot_ids: dict[str, int]) -> None:
+        """Write finished matches inside the caller's transaction: each table's rows of all the
+        matches in one executemany, as tuples (the driver's hot path: at thousands of games a
+        second, building a dict per move and one statement per match and table cost more than
+        SQLite's own work). Match rows go first: the other tables reference them."""
+        if not items:
+            return
+        conn = self.db.conn
         stamp = now()
-        prior = self.db.conn.execute("select attempts from matches where id = ? and status = 'error'",
-                                     [result.match_id]).fetchone()
-        row = {
-            "id": result.match_id, "tournament_id": tournament_id, "stage": item.stage,
-            "round": item.round, "table_no": item.table,
-            "bots": _dumps(sorted({n for g in result.games for n in g.seats})),
-            "status": "finished", "duration_ms": round(result.duration_ms, 3),
-            "finished_at": stamp, "attempts": (prior[0] + 1) if prior else 1, "error": None,
-            "worker": getattr(result, "worker", "") or None,
-        }
-        if prior:  # earlier attempts failed by runner errors: their evidence stays in match_errors
-            self.db.conn.execute(
-                "update matches set " + ", ".join(f"[{c}] = ?" for c in row if c != "id")
-                + " where id = ?", [v for c, v in row.items() if c != "id"] + [result.match_id])
-        else:
-            self._insert("matches", [row])
-        games, seats, moves = [], [], []
-        for g in result.games:
-            team_of = {s: t for t, members in enumerate(g.teams) for s in members}
-            games.append({
-                "id": g.game_id, "match_id": result.match_id, "tournament_id": tournament_id,
-                "stage": item.stage, "ordinal": g.ordinal, "game": item.game, "options": opts,
-                "num_seats": len(g.seats), "deal": g.deal, "rotation": g.rotation,
-                "seed": g.seed, "termination": g.termination, "culprit_seat": g.culprit,
-                "culprit_bot": g.seats[g.culprit] if g.culprit is not None else None,
-                "detail": g.detail, "evidence": g.evidence,
-                "steps": len({m.step for m in g.moves}),
-                "duration_ms": round(g.duration_ms, 3), "recorded_at": stamp,
-            })
-            for seat, name in enumerate(g.seats):
-                seats.append({
-                    "game_id": g.game_id, "seat": seat, "bot_id": bot_ids[name], "bot": name,
-                    "team": team_of[seat], "score": g.scores[seat], "rank": g.ranks[seat],
-                })
-            for ply, m in enumerate(g.moves):
-                moves.append({
-                    "game_id": g.game_id, "ply": ply, "step": m.step, "seat": m.seat,
-                    "action": _dumps(m.action), "ms": m.ms,
-                })
-        self._insert("games", games)
-        self._insert("game_seats", seats)
-        self._insert("moves", moves)
-        self._insert("bot_logs", (
-            {"match_id": result.match_id, "bot": bot, "stderr": text}
-            for bot, text in result.logs.items()
-        ))
-        if item.score is not None:
-            score, names = item.score, item.names
-            partners = [list(p) for p in sorted(score.partners)]
-            self._insert("match_bots", (
-                {"match_id": result.match_id, "position": i, "bot_id": bot_ids[names[i]],
-                 "bot": names[i], "entry": score.bots[i], "game_points": score.game_points[i],
-                 "match_points": score.match_points[i], "partners": _dumps(partners)}
-                for i in range(len(score.bots))
-            ))
-        self._insert("deals", (
-            {"match_id": result.match_id, "deal": d["deal"], "bot_id": bot_ids[d["bot"]],
-             "bot": d["bot"], "points": d["points"], "games": d["games"]}
-            for d in item.deals
-        ))
+        dumps, sort = orjson.dumps, orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+        ids = [item.result.match_id for item in items]
+        prior: dict[str, int] = {}
+        for chunk in range(0, len(ids), 500):  # under SQLite's limit of bound variables
+            part = ids[chunk:chunk + 500]
+            prior.update(conn.execute(
+                f"select id, attempts from matches where status = 'error' and id in "
+                f"({', '.join('?' * len(part))})", part).fetchall())
+        new_matches, games, seats, moves, logs, match_bots, deals = [], [], [], [], [], [], []
+        for item in items:
+            result = item.result
+            mid = result.match_id
+            row = (tournament_id, item.stage, item.round, item.table,
+                   _dumps(sorted({n for g in result.games for n in g.seats})), "finished",
+                   round(result.duration_ms, 3), stamp, prior.get(mid, 0) + 1, None,
+                   getattr(result, "worker", "") or None)
+            if mid in prior:  # earlier attempts failed by runner errors: their evidence stays in match_errors
+                conn.execute(f"update matches set {', '.join(f'[{c}] = ?' for c in _MATCH_COLS)} "
+                             f"where id = ?", [*row, mid])
+            else:
+                new_matches.append((mid, *row))
+            opts = _dumps(item.options)
+            for g in result.games:
+                gid = g.game_id
+                team_of = {s: t for t, members in enumerate(g.teams) for s in members}
+                culprit = g.culprit
+                game_moves = g.moves
+                games.append((gid, mid, tournament_id, item.stage, g.ordinal, item.game, opts,
+                              len(g.seats), g.deal, g.rotation, g.seed, g.termination, culprit,
+                              g.seats[culprit] if culprit is not None else None, g.detail,
+                              g.evidence, len({m.step for m in game_moves}),
+                              round(g.duration_ms, 3), stamp))
+                scores, ranks = g.scores, g.ranks
+                for seat, name in enumerate(g.seats):
+                    seats.append((gid, seat, bot_ids[name], name, team_of[seat], scores[seat],
+                                  ranks[seat]))
+                moves.extend((gid, ply, m.step, m.seat, dumps(m.action, option=sort).decode(),
+                              m.ms) for ply, m in enumerate(game_moves))
+            logs.extend((mid, bot, text) for bot, text in result.logs.items())
+            if item.score is not None:
+                score, names = item.score, item.names
+                partners = _dumps([list(p) for p in sorted(score.partners)])
+                match_bots.extend(
+                    (mid, i, bot_ids[names[i]], names[i], score.bots[i], score.game_points[i],
+                     score.match_points[i], partners) for i in range(len(score.bots)))
+            deals.extend((mid, d["deal"], bot_ids[d["bot"]], d["bot"], d["points"], d["games"])
+                         for d in item.deals)
+        for table, cols, rows in (
+                ("matches", ("id", *_MATCH_COLS), new_matches),
+                ("games", _GAME_COLS, games),
+                ("game_seats", ("game_id", "seat", "bot_id", "bot", "team", "score", "rank"), seats),
+                ("moves", ("game_id", "ply", "step", "seat", "action", "ms"), moves),
+                ("bot_logs", ("match_id", "bot", "stderr"), logs),
+                ("match_bots", ("match_id", "position", "bot_id", "bot", "entry", "game_points",
+                                "match_points", "partners"), match_bots),
+                ("deals", ("match_id", "deal", "bot_id", "bot", "points", "games"), deals)):
+            if rows:
+                conn.executemany(f"insert into [{table}] ({', '.join(f'[{c}]' for c in cols)}) "
+                                 f"values ({', '.join('?' * len(cols))})", rows)
 
     def record_match_error(self, tournament_id: int, item: MatchRecord, kind: str, error: str,
                            worker: str = "") -> int:
@@ -670,15 +684,25 @@ class Store:
         return rows
 
     def record_ladder_matches(self, tournament_id: int, items: Iterable[tuple[int, MatchRecord]],
-                              bot_ids: dict[str, int]) -> None:
-        """Write finished ladder tables (number, record) and mark them finished, in one transaction."""
+                              bot_ids: dict[str, int], chosen: Iterable[dict] = ()) -> None:
+        """Write finished ladder tables (number, record) and mark them finished, in one transaction.
+
+        `chosen`: tables chosen since the last write (number, format, bots, match_id, reason,
+        chosen_at), recorded first as pending, so a table's choice never lands after its result.
+        """
         stamp = now()
         with self.transaction():
-            for number, item in items:
-                self._write_match(tournament_id, item, bot_ids)
-                self.db.conn.execute(
-                    "update ladder_tables set status = 'finished', finished_at = ? "
-                    "where tournament_id = ? and number = ?", [stamp, tournament_id, number])
+            self._insert("ladder_tables", (
+                {"tournament_id": tournament_id, "number": c["number"], "format": c["format"],
+                 "bots": _dumps(list(c["bots"])), "match_id": c["match_id"], "reason": c["reason"],
+                 "status": "pending", "chosen_at": c["chosen_at"], "finished_at": None}
+                for c in chosen))
+            items = list(items)
+            self._write_matches(tournament_id, [item for _, item in items], bot_ids)
+            self.db.conn.executemany(
+                "update ladder_tables set status = 'finished', finished_at = ? "
+                "where tournament_id = ? and number = ?",
+                [(stamp, tournament_id, number) for number, _ in items])
             self._heartbeat(tournament_id)
 
     def ladder_results(self, tournament_id: int) -> dict[int, list[list[int]]]:

@@ -268,7 +268,8 @@ def test_status_and_stop_of_an_unknown_ladder(tmp_path):
 
 def test_every_choice_is_recorded_after_the_results_it_rests_on(tmp_path):
     # A crash may come between any two writes: each recorded choice of table k must find the
-    # tables up to k − F already finished in the database, or the history could not be replayed.
+    # tables up to k − F finished in the database, already or in the same transaction, or the
+    # history could not be replayed.
     db = tmp_path / "l.db"
     reg = Registry(db)
     for name, seed in (("alpha", "1"), ("beta", "2"), ("gamma", "3")):
@@ -279,13 +280,15 @@ def test_every_choice_is_recorded_after_the_results_it_rests_on(tmp_path):
     seen = []
 
     class Checked(Store):
-        def ladder_choose(self, tournament_id, number, fmt, bots, match_id, reason):
+        def record_ladder_matches(self, tournament_id, items, bot_ids, chosen=()):
+            items, chosen = list(items), list(chosen)
             done = {r[0] for r in self.db.execute(
                 "select number from ladder_tables where tournament_id = ? and status = "
-                "'finished'", [tournament_id])}
-            assert set(range(number - config.in_flight + 1)) <= done, number
-            seen.append(number)
-            super().ladder_choose(tournament_id, number, fmt, bots, match_id, reason)
+                "'finished'", [tournament_id])} | {number for number, _ in items}
+            for c in chosen:
+                assert set(range(c["number"] - config.in_flight + 1)) <= done, c["number"]
+                seen.append(c["number"])
+            super().record_ladder_matches(tournament_id, items, bot_ids, chosen)
 
     run = Ladder(config, Checked(db), Registry(db), SerialExecutor(pin=False), games=30).run()
     assert run.games_played >= 30 and seen == list(range(len(seen))) and len(seen) >= 15
