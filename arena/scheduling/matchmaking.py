@@ -57,6 +57,7 @@ Per-bot state is incremental: `choose` costs O(active bots + candidates × seats
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 from bisect import bisect_left
@@ -243,6 +244,18 @@ def update(sides: Sequence[Sequence[_Bot]], ranks: Sequence[int]) -> None:
             b.var *= max(1.0 - share * d, KAPPA)
 
 
+def _first3(t: tuple) -> tuple:
+    return t[:3]
+
+
+def _by_mu_key(b: _Bot) -> tuple:
+    return -b.mu, b.name
+
+
+def _placing_key(b: _Bot) -> tuple:
+    return b.scheduled, b.joined, b.name
+
+
 class Matchmaker:
     """Chooses the ladder's tables one at a time and keeps online ratings (see module docstring)."""
 
@@ -279,7 +292,7 @@ class Matchmaker:
         # Cumulative fair share Σ seats / active over tables 0..t-1, for the last window + 1 t's.
         self._cum: deque[float] = deque([0.0], maxlen=config.window + 1)
         self._focus: frozenset[str] = frozenset()  # the top_k and challengers, for doubt_gain
-        self._by_mu: list[_Bot] = []  # this choice's active bots, best μ first
+        self._by_mu: list[_Bot] = []  # this choice's best active bots by μ (2 top_k + 2 of them)
         self._top: frozenset[str] = frozenset()  # and the top_k of them
         self._rr: dict[int, list] = {}  # round robin: format -> [field, next rank, a, b, size]
 
@@ -345,16 +358,34 @@ class Matchmaker:
         base = cum[since - (self._tables - len(cum) + 1)]
         return len(b.recent), cum[-1] - base
 
-    def _starved(self, free: list[_Bot], seats: int) -> list[_Bot]:
-        """Free bots whose window share would fall below min_share × fair, most starved first."""
+    def _starved(self, free: list[_Bot], seats: int, limit: int | None = None) -> list[_Bot]:
+        """Free bots whose window share would fall below min_share × fair, most starved first
+        (the first `limit` of them only, when given).
+
+        _window_counts inlined, and only the head of the order taken: with a large field this
+        runs over every free bot at every choice (it was most of a 1,000-bot ladder's driver).
+        """
         extra = seats / len(self._active)
+        start = self._tables + 1 - self.config.window
+        cum = self._cum
+        last = cum[-1]
+        offset = self._tables - len(cum) + 1
+        share = self.config.min_share
         out = []
         for b in free:
-            count, fair = self._window_counts(b)
-            lack = self.config.min_share * (fair + extra) - count
+            recent = b.recent
+            while recent and recent[0] < start:
+                recent.popleft()
+            joined = b.joined
+            # As _window_counts: fair = cum[-1] − the cumulative share at max(start, joined).
+            lack = share * ((last - cum[(start if start > joined else joined) - offset]) + extra) \
+                - len(recent)
             if lack > 1e-9:
-                out.append((-lack, b.joined, b.name, b))
-        out.sort(key=lambda t: t[:3])
+                out.append((-lack, joined, b.name, b))
+        if limit is None:
+            out.sort(key=_first3)
+        else:  # the same head as sorting (the keys are distinct: names are)
+            out = heapq.nsmallest(limit, out, key=_first3)
         return [t[3] for t in out]
 
     def _placing(self, b: _Bot) -> bool:
@@ -387,7 +418,9 @@ class Matchmaker:
         # Seat busy bots only when the free ones cannot fill the table.
         pool = free if len(free) >= fmt.seats else active
         strategy = self.config.strategy
-        self._by_mu = sorted(active, key=lambda b: (-b.mu, b.name))
+        # Only the head is read (top_k and the challengers after them): nsmallest gives exactly
+        # sorted()[:n] without sorting the whole field at every choice.
+        self._by_mu = heapq.nsmallest(2 * self.config.top_k + 2, active, key=_by_mu_key)
         self._top = frozenset(b.name for b in self._by_mu[:self.config.top_k])
         if strategy == "random":
             group, reason = rng.sample(pool, fmt.seats), "random"
@@ -410,12 +443,16 @@ class Matchmaker:
         fixed: list[_Bot] = []
         by_mu = self._by_mu
         self._focus = self._challengers(by_mu)
-        placing = sorted((b for b in pool if self._placing(b)),
-                         key=lambda b: (b.scheduled, b.joined, b.name))
-        fixed.extend(placing[:max(1, seats // 2)])
+        games, sigma = cfg.placement_games, cfg.placement_sigma
+        placing = heapq.nsmallest(  # = sorted(...)[:n]; the test is _placing's, inlined
+            max(1, seats // 2),
+            (b for b in pool if b.scheduled < games and math.sqrt(b.var) / ELO > sigma),
+            key=_placing_key)
+        fixed.extend(placing)
         reason = "placement" if fixed else ""
         if len(fixed) < seats:
-            starved = [b for b in self._starved(pool, seats) if b not in fixed]
+            # The first `seats` suffice: at most len(fixed) of them are dropped here.
+            starved = [b for b in self._starved(pool, seats, limit=seats) if b not in fixed]
             if starved and not reason:
                 reason = "starved"
             fixed.extend(starved[:seats - len(fixed)])
