@@ -133,7 +133,10 @@ class Ladder:
         self.entries: dict[str, dict] = {}  # key -> ladder_entries row
         self.specs: dict[str, BotSpec] = {}
         self.bot_ids: dict[str, int] = {}
-        self.tables: list[dict] = []  # every chosen table, in order
+        # Chosen tables not yet fed to the matchmaker, by number (those fed are dropped: a ladder
+        # runs on and on, and its memory must not grow with the tables it has played).
+        self.tables: dict[int, dict] = {}
+        self.table_count = 0  # tables chosen so far (the next table's number, the current tick)
         self.results: dict[int, TableResult] = {}  # finished, not yet fed to the matchmaker
         self.fed = 0  # tables 0 … fed-1 have been fed
         self.in_flight: dict[str, tuple[int, MatchSpec]] = {}
@@ -151,7 +154,7 @@ class Ladder:
         self.tid = self._open(resume)
         run = self.run_info = LadderRun(self.tid)
         self._replay()
-        self.listener.started(self.tid, resume, len(self.tables))
+        self.listener.started(self.tid, resume, self.table_count)
         restore = install_sigterm(self.stop_requested)
         beat = start_heartbeat(self.store, self.tid, self.lease.token, self.cancel_requested)
         status = "interrupted"
@@ -238,7 +241,8 @@ class Ladder:
                 raise StoreError(
                     f"ladder {self.tid} table {k}: the recorded table differs from the one its "
                     f"history gives; the database was modified")
-            self.tables.append(row)
+            self.tables[k] = row
+            self.table_count = k + 1
             if k in results:
                 self.results[k] = self._table_result(row, results[k])
         self._events_until(len(tables), joins, retires)
@@ -260,6 +264,8 @@ class Ladder:
                 raise StoreError(f"ladder {self.tid} table {self.fed} was not finished before "
                                  f"table {k} was chosen; the database was modified")
             self.matchmaker.add_result(self._table_result(row, results[self.fed]))
+            self.results.pop(self.fed, None)
+            self.tables.pop(self.fed, None)
             self.fed += 1
 
     @staticmethod
@@ -280,7 +286,7 @@ class Ladder:
                 return "paused"
             self._poll_registry()
             while len(self.in_flight) < self.in_flight_limit and not self._budget_spent():
-                k = len(self.tables)
+                k = self.table_count
                 # Table k may be chosen only once every table up to k − F is in.
                 wait = k - self.in_flight_limit
                 if wait >= 0 and not self._finished_through(wait):
@@ -322,6 +328,7 @@ class Ladder:
     def _feed_ready(self, k: int) -> None:
         while self.fed <= k - self.in_flight_limit:
             self.matchmaker.add_result(self.results.pop(self.fed))
+            del self.tables[self.fed]
             self.fed += 1
 
     # -- tables -----------------------------------------------------------------------------------
@@ -338,7 +345,8 @@ class Ladder:
         if not self.buffer and not self.chosen:
             self.buffered_since = time.monotonic()
         self.chosen.append({**row, "chosen_at": now()})
-        self.tables.append(row)
+        self.tables[choice.number] = row
+        self.table_count = choice.number + 1
         self._submit(row)
 
     def _spec(self, row: dict) -> MatchSpec:
@@ -450,7 +458,7 @@ class Ladder:
         if now - self.last_poll < REGISTRY_POLL_S:
             return
         self.last_poll = now
-        tick = len(self.tables)
+        tick = self.table_count
         eligible = self._eligible()
         keys = {key_of(v) for v in eligible}
         for key, entry in list(self.entries.items()):
