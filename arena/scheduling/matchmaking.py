@@ -295,6 +295,9 @@ class Matchmaker:
         self._by_mu: list[_Bot] = []  # this choice's best active bots by μ (2 top_k + 2 of them)
         self._top: frozenset[str] = frozenset()  # and the top_k of them
         self._rr: dict[int, list] = {}  # round robin: format -> [field, next rank, a, b, size]
+        # Bots that may still be in placement: leaving it is for good (`scheduled` only grows,
+        # σ never does), so those that left are dropped and a choice scans only the rest.
+        self._may_place: dict[str, _Bot] = {}
 
     # -- the field ---------------------------------------------------------------------------
 
@@ -303,6 +306,7 @@ class Matchmaker:
         bot = self._bots.get(name)
         if bot is None:
             bot = self._bots[name] = _Bot(name, self.config.prior_sigma)
+            self._may_place[name] = bot
         return bot
 
     def join(self, bot: str) -> None:
@@ -444,9 +448,15 @@ class Matchmaker:
         by_mu = self._by_mu
         self._focus = self._challengers(by_mu)
         games, sigma = cfg.placement_games, cfg.placement_sigma
-        placing = heapq.nsmallest(  # = sorted(...)[:n]; the test is _placing's, inlined
+        may = self._may_place
+        for name in [n for n, b in may.items()
+                     if not (b.scheduled < games and math.sqrt(b.var) / ELO > sigma)]:
+            del may[name]  # the test is _placing's, inlined
+        # The pool's bots in placement: the pool is every active bot, or the free ones.
+        everyone = len(pool) == len(self._active)
+        placing = heapq.nsmallest(  # = sorted(...)[:n]: the keys are distinct
             max(1, seats // 2),
-            (b for b in pool if b.scheduled < games and math.sqrt(b.var) / ELO > sigma),
+            (b for b in may.values() if b.active and (everyone or b.pending == 0)),
             key=_placing_key)
         fixed.extend(placing)
         reason = "placement" if fixed else ""
