@@ -60,7 +60,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -244,14 +244,6 @@ def update(sides: Sequence[Sequence[_Bot]], ranks: Sequence[int]) -> None:
             b.var *= max(1.0 - share * d, KAPPA)
 
 
-def _first3(t: tuple) -> tuple:
-    return t[:3]
-
-
-def _by_mu_key(b: _Bot) -> tuple:
-    return -b.mu, b.name
-
-
 def _placing_key(b: _Bot) -> tuple:
     return b.scheduled, b.joined, b.name
 
@@ -298,6 +290,9 @@ class Matchmaker:
         # Bots that may still be in placement: leaving it is for good (`scheduled` only grows,
         # σ never does), so those that left are dropped and a choice scans only the rest.
         self._may_place: dict[str, _Bot] = {}
+        # (−μ, name) of every active bot, sorted: the order `sorted(active, key=(−μ, name))`
+        # gives, kept up to date on join, retire and each result instead of sorted per choice.
+        self._mu_order: list[tuple[float, str]] = []
 
     # -- the field ---------------------------------------------------------------------------
 
@@ -317,6 +312,7 @@ class Matchmaker:
             b.joined = self._tables
             b.recent.clear()
             self._active[bot] = b
+            insort(self._mu_order, (-b.mu, bot))
 
     def retire(self, bot: str) -> None:
         """Stop giving `bot` tables; its results stay in the ratings."""
@@ -324,6 +320,7 @@ class Matchmaker:
         if b is not None and b.active:
             b.active = False
             del self._active[bot]
+            self._unorder(b)
 
     def rating(self, bot: str) -> tuple[float, float]:
         """(μ, σ) of `bot` on the Elo scale (the prior 1500 ± prior_sigma if it has no results)."""
@@ -345,9 +342,20 @@ class Matchmaker:
             if len(game) != len(members):
                 raise ValueError(f"table {result.number}: a game has {len(game)} ranks "
                                  f"for {len(members)} bots")
+        ordered = [b for b in members if b.active]
+        for b in ordered:
+            self._unorder(b)
+        for game in result.games:
             update(sides, [game[side[0]] for side in side_positions(fmt)])
+        for b in ordered:
+            insort(self._mu_order, (-b.mu, b.name))
         for b in members:
             b.finished += 1
+
+    def _unorder(self, b: _Bot) -> None:
+        """Take an active bot's entry out of _mu_order (before its μ changes, or it retires)."""
+        i = bisect_left(self._mu_order, (-b.mu, b.name))
+        del self._mu_order[i]
 
     # -- fairness ----------------------------------------------------------------------------
 
@@ -386,10 +394,12 @@ class Matchmaker:
                 - len(recent)
             if lack > 1e-9:
                 out.append((-lack, joined, b.name, b))
+        # Ordered by (−lack, joined, name): compared as whole tuples, which never reaches the bot
+        # (names are distinct), and only the head when `limit` is given (= sorted()[:limit]).
         if limit is None:
-            out.sort(key=_first3)
-        else:  # the same head as sorting (the keys are distinct: names are)
-            out = heapq.nsmallest(limit, out, key=_first3)
+            out.sort()
+        else:
+            out = heapq.nsmallest(limit, out)
         return [t[3] for t in out]
 
     def _placing(self, b: _Bot) -> bool:
@@ -422,9 +432,10 @@ class Matchmaker:
         # Seat busy bots only when the free ones cannot fill the table.
         pool = free if len(free) >= fmt.seats else active
         strategy = self.config.strategy
-        # Only the head is read (top_k and the challengers after them): nsmallest gives exactly
-        # sorted()[:n] without sorting the whole field at every choice.
-        self._by_mu = heapq.nsmallest(2 * self.config.top_k + 2, active, key=_by_mu_key)
+        # Only the head is read (top_k and the challengers after them), from the active bots
+        # kept in (−μ, name) order as results come (see _mu_order).
+        self._by_mu = [self._active[name] for _, name in
+                       self._mu_order[:2 * self.config.top_k + 2]]
         self._top = frozenset(b.name for b in self._by_mu[:self.config.top_k])
         if strategy == "random":
             group, reason = rng.sample(pool, fmt.seats), "random"
