@@ -333,13 +333,25 @@ def matching_graph(standing: Standing, bots: list[int], neighbours: int, bye_ver
     rematch = pairs_total + max((cost for _, _, cost, met in edges if not met), default=0) + 1
     costs = [(u, v, cost + rematch * met) for u, v, cost, met in edges]
     top = max((cost for _, _, cost in costs), default=0) + 1
-    graph = nx.Graph()
+    graph = _MatchingGraph()
     graph.add_nodes_from(bots)
     if bye_vertex is not None:
         graph.add_node(bye_vertex)
     # All perfect matchings have the same number of edges, so maximising top - cost minimises cost.
     graph.add_weighted_edges_from((u, v, top - cost) for u, v, cost in costs)
     return graph
+
+
+class _MatchingGraph(nx.Graph):
+    """An nx.Graph whose `G[u]` is its adjacency dict itself rather than a read-only view.
+
+    max_weight_matching reads `G[v][w]` millions of times on a big field (most of a 1,000-bot
+    round's pairing went into building views); the same dicts in the same order, so the same
+    matching. Only the matching reads this graph, and never writes through `G[u]`.
+    """
+
+    def __getitem__(self, n):
+        return self._adj[n]
 
 
 def pair_cost(score_u: int, score_v: int, imbalance_u: int, imbalance_v: int) -> int:
