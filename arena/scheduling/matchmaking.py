@@ -293,6 +293,14 @@ class Matchmaker:
         # (−μ, name) of every active bot, sorted: the order `sorted(active, key=(−μ, name))`
         # gives, kept up to date on join, retire and each result instead of sorted per choice.
         self._mu_order: list[tuple[float, str]] = []
+        # The fairness window, kept as tables come and go rather than recounted over the field
+        # at every choice (see _settle): an active bot that joined at or before the window's
+        # start ("settled") sits in _buckets under its count of tables in the window, sorted by
+        # (joined, name); one that joined inside the window is in _young.
+        self._buckets: dict[int, list[tuple[int, str]]] = {}
+        self._bucket_of: dict[str, int] = {}
+        self._young: dict[str, _Bot] = {}
+        self._in_window: deque[tuple[int, tuple[str, ...]]] = deque()  # (index, bots) per table
 
     # -- the field ---------------------------------------------------------------------------
 
@@ -313,6 +321,7 @@ class Matchmaker:
             b.recent.clear()
             self._active[bot] = b
             insort(self._mu_order, (-b.mu, bot))
+            self._young[bot] = b  # settled by _settle once the window starts at or after it
 
     def retire(self, bot: str) -> None:
         """Stop giving `bot` tables; its results stay in the ratings."""
@@ -321,6 +330,8 @@ class Matchmaker:
             b.active = False
             del self._active[bot]
             self._unorder(b)
+            if self._young.pop(bot, None) is None:
+                self._unbucket(bot)
 
     def rating(self, bot: str) -> tuple[float, float]:
         """(μ, σ) of `bot` on the Elo scale (the prior 1500 ± prior_sigma if it has no results)."""
@@ -370,13 +381,54 @@ class Matchmaker:
         base = cum[since - (self._tables - len(cum) + 1)]
         return len(b.recent), cum[-1] - base
 
+    def _bucket(self, b: _Bot, count: int) -> None:
+        insort(self._buckets.setdefault(count, []), (b.joined, b.name))
+        self._bucket_of[b.name] = count
+
+    def _unbucket(self, name: str) -> None:
+        count = self._bucket_of.pop(name, None)
+        if count is None:
+            return
+        bucket = self._buckets[count]
+        del bucket[bisect_left(bucket, (self._bots[name].joined, name))]
+        if not bucket:
+            del self._buckets[count]
+
+    def _settle(self, start: int) -> None:
+        """Bring the buckets to a window starting at table `start`: the tables before it leave
+        (their bots' counts drop), and young bots that joined at or before it settle."""
+        window = self._in_window
+        while window and window[0][0] < start:
+            for name in window.popleft()[1]:
+                b = self._bots[name]
+                count = self._bucket_of.get(name)
+                if count is None:
+                    continue  # young or inactive: counted directly, or not at all
+                recent = b.recent
+                while recent and recent[0] < start:
+                    recent.popleft()
+                if len(recent) != count:
+                    self._unbucket(name)
+                    self._bucket(b, len(recent))
+        for name in [n for n, b in self._young.items() if b.joined <= start]:
+            b = self._young.pop(name)
+            recent = b.recent
+            while recent and recent[0] < start:
+                recent.popleft()
+            self._bucket(b, len(recent))
+
     def _starved(self, free: list[_Bot], seats: int, limit: int | None = None) -> list[_Bot]:
         """Free bots whose window share would fall below min_share × fair, most starved first
         (the first `limit` of them only, when given).
 
-        _window_counts inlined, and only the head of the order taken: with a large field this
-        runs over every free bot at every choice (it was most of a 1,000-bot ladder's driver).
+        With `limit`, from the window kept by _settle: a settled bot's lack is the same
+        expression of its count alone (its fair share runs from the window's start), so they
+        come in (count, joined, name) order from the buckets, the least count first, and only
+        the first `limit` of them in the pool are looked at; young bots are computed one by
+        one, as all bots are without `limit` (the order and the floats are the same).
         """
+        if limit is not None:
+            return self._starved_head(free, seats, limit)
         extra = seats / len(self._active)
         start = self._tables + 1 - self.config.window
         cum = self._cum
@@ -395,12 +447,50 @@ class Matchmaker:
             if lack > 1e-9:
                 out.append((-lack, joined, b.name, b))
         # Ordered by (−lack, joined, name): compared as whole tuples, which never reaches the bot
-        # (names are distinct), and only the head when `limit` is given (= sorted()[:limit]).
-        if limit is None:
-            out.sort()
-        else:
-            out = heapq.nsmallest(limit, out)
+        # (names are distinct).
+        out.sort()
         return [t[3] for t in out]
+
+    def _starved_head(self, pool: list[_Bot], seats: int, limit: int) -> list[_Bot]:
+        """The first `limit` of _starved(pool, seats), from the buckets (see _starved)."""
+        extra = seats / len(self._active)
+        start = self._tables + 1 - self.config.window
+        self._settle(start)
+        cum = self._cum
+        last = cum[-1]
+        offset = self._tables - len(cum) + 1
+        share = self.config.min_share
+        everyone = len(pool) == len(self._active)  # else the pool is the free bots
+        out = []
+        # Young bots, as _starved computes every bot.
+        for b in self._young.values():
+            if not everyone and b.pending:
+                continue
+            recent = b.recent
+            while recent and recent[0] < start:
+                recent.popleft()
+            joined = b.joined
+            lack = share * ((last - cum[(start if start > joined else joined) - offset]) + extra) \
+                - len(recent)
+            if lack > 1e-9:
+                out.append((-lack, joined, b.name, b))
+        # Settled bots: since = start for all of them, so lack = head − count, the same floats
+        # (there are none while the window reaches back before table 0).
+        head = share * ((last - cum[start - offset]) + extra) if self._buckets else 0.0
+        taken = 0
+        for count in sorted(self._buckets):
+            lack = head - count
+            if not lack > 1e-9 or taken >= limit:
+                break  # a larger count lacks less
+            for joined, name in self._buckets[count]:
+                b = self._bots[name]
+                if not everyone and b.pending:
+                    continue
+                out.append((-lack, joined, name, b))
+                taken += 1
+                if taken >= limit:
+                    break
+        return [t[3] for t in heapq.nsmallest(limit, out)]
 
     def _placing(self, b: _Bot) -> bool:
         """Whether `b` is still in placement."""
@@ -616,6 +706,11 @@ class Matchmaker:
             b.pending += 1
             b.recent.append(index)
             b.due_first += 1 / fmt.seats
+            count = self._bucket_of.get(b.name)
+            if count is not None:
+                self._unbucket(b.name)
+                self._bucket(b, count + 1)
+        self._in_window.append((index, tuple(b.name for b in bots)))
         bots[0].first += 1
         self._pending[number] = tuple(b.name for b in bots)
         self._format_counts[fi] += 1
