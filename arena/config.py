@@ -507,7 +507,8 @@ def resolve_bot(entry: BotEntry, base: Path, game: str | None,
     if not workdir.is_dir():
         raise ConfigError(f"bot {name!r}: working directory {str(workdir)!r} does not exist")
     spec = BotSpec(name=name, command=tuple(command), workdir=str(workdir), version=version,
-                   limits=resolve_limits(limits, manifest_limits, entry.limits), sandbox=sandbox)
+                   limits=resolve_limits(limits, manifest_limits, entry.limits), sandbox=sandbox,
+                   source=str(mpath.parent) if entry.manifest else "")
     return spec, {"name": name, "version": version, "command": command, "workdir": str(workdir),
                   "language": language, "description": description, "games": list(games)}
 

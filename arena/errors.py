@@ -105,6 +105,11 @@ class BotFailureBudget(BotError):
     reason = Termination.FAILURE_BUDGET.value
 
 
+class HostFault(ArenaError):
+    """The host cannot run a bot: its files or its runtime are missing on this node, or its
+    snapshot cannot be fetched. A runner error, replayed elsewhere; never the bot's forfeit."""
+
+
 class LeaseError(ArenaError):
     """Another driver holds the tournament (or a dead one left a lease to take over)."""
 

@@ -88,6 +88,8 @@ class MatchResult:
     logs: dict[str, str]
     duration_ms: float
     worker: str = ""  # host:pid of the process that ran it (on Ray: node ip:pid)
+    node: str = ""  # the Ray node id that ran it ("" outside Ray)
+    host: str = ""  # the host name of the machine that ran it
 
 
 @dataclass
@@ -96,8 +98,12 @@ class MatchFailure:
 
     match_id: str
     error: str  # traceback text, bounded (keep head+tail, ≤ 16 KiB)
-    kind: str  # "error" (exception in the runner) | "worker_died" (the worker process or node was lost)
+    # "error" (exception in the runner) | "worker_died" (the worker process or node was lost) |
+    # "host" (a bot cannot run on that node: its files or runtime missing there; HostFault)
+    kind: str
     worker: str = ""
+    node: str = ""
+    host: str = ""
 
 
 Outcome = MatchResult | MatchFailure
@@ -106,7 +112,8 @@ Outcome = MatchResult | MatchFailure
 def run_match(spec: MatchSpec) -> MatchResult:
     """Play every game of a match (blocking) and return its result."""
     result = asyncio.run(MatchRunner(spec).run())
-    result.worker = f"{socket.gethostname()}:{os.getpid()}"
+    result.host = socket.gethostname()
+    result.worker = f"{result.host}:{os.getpid()}"
     return result
 
 

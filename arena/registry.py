@@ -124,12 +124,14 @@ def _limit(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n:,} bytes"
 
 
-def scan_folder(folder: str | Path, ignore: bool = True) -> list[FolderEntry]:
+def scan_folder(folder: str | Path, ignore: bool = True,
+                skip: frozenset[str] = frozenset()) -> list[FolderEntry]:
     """A bot folder's files and folders from lstat alone: nothing followed, nothing read.
 
     RegistryError (one line, the path relative to the folder) for a symbolic link (even one that
     points inside), a FIFO, a socket, a device, a file or a folder over the limits. `ignore`
-    skips version control and bytecode caches (never part of a bot's content).
+    skips version control and bytecode caches (never part of a bot's content); `skip`, these
+    paths relative to the folder (a database and its snapshots kept in a bot's working folder).
     """
     folder = Path(folder)
     entries: list[FolderEntry] = []
@@ -142,6 +144,8 @@ def scan_folder(folder: str | Path, ignore: bool = True) -> list[FolderEntry]:
         nonlocal total
         for name in sorted(os.listdir(dir_fd)):
             rel = prefix + name
+            if rel in skip:
+                continue
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if ignore and (name in IGNORED_DIRS if stat.S_ISDIR(st.st_mode)
                            else name.endswith(IGNORED_SUFFIXES)):
@@ -275,14 +279,15 @@ def read_entries(folder: str | Path, entries: list[FolderEntry],
     return digest.hexdigest()
 
 
-def content_hash(folder: str | Path, ignore: bool = True) -> str:
+def content_hash(folder: str | Path, ignore: bool = True,
+                 skip: frozenset[str] = frozenset()) -> str:
     """SHA-256 of a bot folder: every file's relative path, executable bit and bytes, in order.
 
     Read as a snapshot is taken (see scan_folder and read_entries): RegistryError for a link, a
     device, a FIFO or a folder over the limits. `ignore=False` counts caches and version control
     too: a snapshot holds none, so one found there is a change.
     """
-    return read_entries(folder, scan_folder(folder, ignore))
+    return read_entries(folder, scan_folder(folder, ignore, skip))
 
 
 # A snapshot's content hash per (folder, stat tuple of everything in it): checked before every
@@ -490,7 +495,7 @@ class Registry:
             raise ConfigError(f"{mpath}: working directory {str(workdir)!r} does not exist")
         self._open_for_writing()  # a database that cannot be opened is said before any copy
         try:
-            tmp, digest, copied = self._copy(folder, entries, rel_manifest)
+            tmp, digest, copied = copy_snapshot(self.root, folder, entries, rel_manifest)
         except OSError as exc:  # a read-only registry folder, a full disk
             where = f"{exc.filename}: " if exc.filename else ""
             raise StoreError(f"cannot snapshot {folder} into {self.root}: {where}"
@@ -523,7 +528,7 @@ class Registry:
             return AddResult(manifest.name, version, digest, "unchanged",
                              f"{manifest.name}@{version} already holds this content "
                              f"({digest[:8]}); nothing to do")
-        snapshot = self._install(tmp, digest)
+        snapshot = install_snapshot(self.root, tmp, digest)
         version = manifest.version or digest[:8]
         row = conn.execute("select id, content_hash from bots where name = ? and version = ?",
                            [manifest.name, version]).fetchone()
@@ -564,72 +569,6 @@ class Registry:
 
             self._store = Store(self.db_path)  # `bot add` is how a registry starts
         return self._store
-
-    def _copy(self, folder: Path, entries: list[FolderEntry],
-              rel_manifest: str) -> tuple[Path, str, bytes]:
-        """Copy the scanned files to a new temporary folder in root: (it, their hash, the manifest).
-
-        Files end 0444 (0555 if executable) and folders 0555: a bot running as another user
-        cannot change its snapshot. Nothing is left behind when the copy fails.
-        """
-        made_root = not self.root.exists()
-        self.root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".add-", dir=self.root))
-        manifest = bytearray()
-        out: dict[str, int] = {}
-
-        def sink(e: FolderEntry, chunk: bytes) -> None:
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(out[e.rel], view):]
-            if e.rel == rel_manifest:
-                manifest.extend(chunk)
-
-        try:
-            for e in entries:  # sorted: a folder comes before what it holds
-                if e.is_dir:
-                    (tmp / e.rel).mkdir(mode=0o700)
-            files = [e for e in entries if not e.is_dir]
-            for e in files:
-                fd = os.open(tmp / e.rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                             | os.O_CLOEXEC, 0o600)
-                out[e.rel] = fd
-            try:
-                digest = read_entries(folder, files, sink)
-                for e in files:
-                    os.fchmod(out[e.rel], 0o555 if e.executable else 0o444)
-            finally:
-                for fd in out.values():
-                    os.close(fd)
-            for e in reversed(entries):  # deepest first: a read-only folder takes no new entry
-                if e.is_dir:
-                    os.chmod(tmp / e.rel, 0o555)
-            os.chmod(tmp, 0o555)
-        except BaseException:
-            _remove_tree(tmp)
-            if made_root:
-                try:
-                    self.root.rmdir()
-                except OSError:
-                    pass
-            raise
-        return tmp, digest, bytes(manifest)
-
-    def _install(self, tmp: Path, digest: str) -> Path:
-        """Move a copied snapshot to root/<digest>; an existing one is kept if it still holds it."""
-        target = self.root / digest
-        try:
-            os.rename(tmp, target)
-            return target
-        except OSError:
-            if not target.is_dir():
-                raise
-        try:
-            verify_snapshot(target, digest, digest[:8])
-        except SnapshotChanged as exc:
-            raise StoreError(f"the registry's snapshot folder {target} no longer holds what its "
-                             f"name says ({exc.evidence}); move it aside and add the bot again") from None
-        return target
 
     # -- reading --------------------------------------------------------------------------------
     def versions(self, name: str | None = None) -> list[BotVersion]:
@@ -769,6 +708,74 @@ class Registry:
             command=json.loads(row["command"] or "[]"), games=json.loads(row["games"] or "[]"),
             extra={k: row[k] for k in row if k not in known},
         )
+
+
+def copy_snapshot(root: Path, folder: Path, entries: list[FolderEntry],
+                  rel_manifest: str | None = None) -> tuple[Path, str, bytes]:
+    """Copy the scanned files to a new temporary folder in `root`: (it, their hash, the manifest).
+
+    Files end 0444 (0555 if executable) and folders 0555: a bot running as another user
+    cannot change its snapshot. Nothing is left behind when the copy fails.
+    """
+    made_root = not root.exists()
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".add-", dir=root))
+    manifest = bytearray()
+    out: dict[str, int] = {}
+
+    def sink(e: FolderEntry, chunk: bytes) -> None:
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(out[e.rel], view):]
+        if e.rel == rel_manifest:
+            manifest.extend(chunk)
+
+    try:
+        for e in entries:  # sorted: a folder comes before what it holds
+            if e.is_dir:
+                (tmp / e.rel).mkdir(mode=0o700)
+        files = [e for e in entries if not e.is_dir]
+        for e in files:
+            fd = os.open(tmp / e.rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o600)
+            out[e.rel] = fd
+        try:
+            digest = read_entries(folder, files, sink)
+            for e in files:
+                os.fchmod(out[e.rel], 0o555 if e.executable else 0o444)
+        finally:
+            for fd in out.values():
+                os.close(fd)
+        for e in reversed(entries):  # deepest first: a read-only folder takes no new entry
+            if e.is_dir:
+                os.chmod(tmp / e.rel, 0o555)
+        os.chmod(tmp, 0o555)
+    except BaseException:
+        _remove_tree(tmp)
+        if made_root:
+            try:
+                root.rmdir()
+            except OSError:
+                pass
+        raise
+    return tmp, digest, bytes(manifest)
+
+
+def install_snapshot(root: Path, tmp: Path, digest: str) -> Path:
+    """Move a copied snapshot to root/<digest>; an existing one is kept if it still holds it."""
+    target = root / digest
+    try:
+        os.rename(tmp, target)
+        return target
+    except OSError:
+        if not target.is_dir():
+            raise
+    try:
+        verify_snapshot(target, digest, digest[:8])
+    except SnapshotChanged as exc:
+        raise StoreError(f"the registry's snapshot folder {target} no longer holds what its "
+                         f"name says ({exc.evidence}); move it aside and add the bot again") from None
+    return target
 
 
 def _remove_tree(path: Path) -> None:

@@ -201,7 +201,8 @@ class Store:
 
     # -- bots and tournaments -------------------------------------------------------------------
     def add_bot(self, name: str, version: str = "", command: Iterable[str] = (), workdir: str = "",
-                language: str = "", description: str = "", games: Iterable[str] = ()) -> int:
+                language: str = "", description: str = "", games: Iterable[str] = (),
+                content_hash: str | None = None) -> int:
         """The id of bot (name, version), registering it if new."""
         row = self.db.execute(
             "select id from bots where name = ? and version = ?", [name, version]
@@ -212,7 +213,7 @@ class Store:
             return self._insert("bots", [{
                 "name": name, "version": version, "command": _dumps(list(command)),
                 "workdir": workdir, "language": language, "description": description,
-                "games": _dumps(list(games)), "added_at": now(),
+                "games": _dumps(list(games)), "added_at": now(), "content_hash": content_hash,
             }])
 
     def create_tournament(self, name: str, game: str, fmt: str, seats: int, seed: int,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from arena.config import TournamentConfig, load_config
 from arena.registry import Registry, guard_match
-from arena.errors import Cancelled, ConfigError, MatchErrorLimit, StoreError
+from arena.errors import Cancelled, ConfigError, HostFault, MatchErrorLimit, StoreError
 from arena.events import EventPlan, StagePlan, match_spec, plan_event
 from arena.executors import Executor, choose_executor, make_executor
 from arena.match import MatchFailure, MatchResult, MatchSpec
@@ -72,6 +72,9 @@ class Listener:
     def match_failed(self, failure: MatchFailure, attempt: int) -> None:
         """A match attempt failed by a runner error."""
 
+    def notice(self, text: str) -> None:
+        """Something happened to the executor worth telling (a node quarantined)."""
+
 
 def run_tournament(
     config: TournamentConfig,
@@ -107,7 +110,19 @@ def run_config(
     enforced = isolation_check(sandbox, config.bot_user, config.allow_unconfined,
                                any(not b.in_process for b in bots))
     from arena.players.launch import check_readable
+    from arena.players.process import check_runtime, resolve_command
+    from arena.snapshots import snapshot_bots
 
+    # Every subprocess bot runs from a snapshot of its folder (copied once per content): what
+    # any node runs, and what a resume plays, is what was planned here.
+    bots, rows = snapshot_bots(bots, rows, db)
+    plan = plan_event(config, bots, rows)
+    for bot in bots:  # a program missing here is a typo in the config, said before any write
+        if not bot.in_process:
+            try:
+                check_runtime(resolve_command(bot.command), bot.workdir, dict(bot.env), bot.name)
+            except HostFault as exc:
+                raise ConfigError(str(exc)) from None
     try:
         check_readable(bots, config.bot_user)
     except PermissionError as exc:
@@ -392,6 +407,8 @@ class Driver:
             if self._buffer and not ex.ready():
                 self._flush()  # about to wait: what is finished lands now, not after the wait
             outcome = ex.next_outcome()
+            for text in ex.notices():
+                self.listener.notice(text)
             record, spec = state.in_flight.pop(outcome.match_id)
             if isinstance(outcome, MatchFailure):
                 self._failed(state, record, spec, outcome)

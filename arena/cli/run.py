@@ -39,7 +39,8 @@ def run(
 ) -> None:
     """Run (or resume) a tournament from a config file and print its standings and ratings.
 
-    Ends with one line per bot that never started; exits 1 if no bot of the tournament started.
+    Ends with one line per bot that never started, then (exit 1) a last line saying the
+    tournament could not be played as planned.
     """
     from arena.tournament import run_config
 
@@ -74,10 +75,10 @@ def run(
 
 
 def _report_never_started(db: Path, tournament_id: int) -> None:
-    """One line per bot that never started (besides its forfeits); exit 1 when no bot ever did.
+    """One line per bot that never started (besides its forfeits), then exit 1.
 
-    A tournament where some bots could not start still ranked the others, so the run succeeded
-    (exit 0) with the warning; one where not a single bot started played nothing, so it fails.
+    Its standings are recorded, but every game of such a bot is a forfeit: the tournament was not
+    played as planned, and a script or a CI job running it must see that.
     """
     from arena import reports
     from arena.cli._app import open_store
@@ -93,7 +94,11 @@ def _report_never_started(db: Path, tournament_id: int) -> None:
     seated = store.db.execute(
         "select count(distinct s.bot) from game_seats s join games g on g.id = s.game_id "
         "where g.tournament_id = ?", [tournament_id]).fetchone()[0]
-    if dead and len(dead) == seated:
+    if dead:
+        which = ("no bot ever started" if len(dead) == seated
+                 else f"{len(dead)} of {seated} bots never started; their games are all forfeits")
+        err_console.print(f"tournament {tournament_id} could not be played as planned: {which}",
+                          soft_wrap=True, highlight=False, markup=False)
         raise typer.Exit(1)
 
 
@@ -139,9 +144,14 @@ class ProgressListener(Listener):
 
     def match_failed(self, failure, attempt: int) -> None:
         """Report a runner error above the bar."""
+        where = f" on {failure.host}" if failure.host else ""
         self.progress.console.print(
-            f"match {failure.match_id}: runner error ({failure.kind}), attempt {attempt}; retrying",
-            highlight=False, markup=False)
+            f"match {failure.match_id}: runner error ({failure.kind}){where}, attempt {attempt}; "
+            f"retrying", highlight=False, markup=False)
+
+    def notice(self, text: str) -> None:
+        """Say what happened to the executor (a node quarantined) above the bar."""
+        self.progress.console.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
 class EtaColumn(ProgressColumn):
