@@ -324,15 +324,6 @@ class RayExecutor(Executor):
             self._joined = bool(address)
         else:
             self._joined = False
-        size = workers or int(ray.cluster_resources().get("CPU", 1))
-        self._actor_cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_MatchWorker)
-        self._slots = [_Slot(i) for i in range(max(1, size))]
-        for slot in self._slots:
-            self._start(slot)
-        self._queue: deque[tuple[MatchSpec, bytes]] = deque()
-        self._done: deque[Outcome] = deque()
-        self._mean_s: float | None = None  # running mean of match durations
-        self.nodes: dict[str, str] = {}  # worker name (ip:pid) -> Ray node id, for every actor seen
         # A cluster's nodes may share no files: bots' snapshots are sent through the object store
         # (one machine sees the driver's own, so nothing is sent).
         self._ship = bool(address)
@@ -342,6 +333,15 @@ class RayExecutor(Executor):
         self._host_faults: dict[str, int] = {}  # node id -> host faults in a row there
         self._avoid: dict[str, set[str]] = {}  # match id -> nodes where it failed
         self._notices: list[str] = []
+        size = workers or int(ray.cluster_resources().get("CPU", 1))
+        self._actor_cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_MatchWorker)
+        self._slots = [_Slot(i) for i in range(max(1, size))]
+        for slot in self._slots:
+            self._start(slot)
+        self._queue: deque[tuple[MatchSpec, bytes]] = deque()
+        self._done: deque[Outcome] = deque()
+        self._mean_s: float | None = None  # running mean of match durations
+        self.nodes: dict[str, str] = {}  # worker name (ip:pid) -> Ray node id, for every actor seen
         self._closed = False
 
     # -- the Executor interface ---------------------------------------------------------------------

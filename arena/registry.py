@@ -30,7 +30,10 @@ from arena.players.base import BotSpec
 IGNORED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache"})
 IGNORED_SUFFIXES = (".pyc", ".pyo")
 MANIFEST_NAMES = ("bot.toml", "arena.toml", "manifest.toml")
-MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # a bot folder larger than this is refused, not copied
+# A bot folder larger than this is refused, not copied. Sized for a bot with a model file of a
+# few hundred MB: on a cluster the snapshot is packed in the driver's memory and sent to each node
+# once (bench/snapshot_bench.py measures the cost per node).
+MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
 MAX_FILE_BYTES = MAX_SNAPSHOT_BYTES  # one file may be the whole bot (a model, a table)
 MAX_ENTRIES = 10_000  # files and folders of a bot folder
 MAX_DEPTH = 32  # folders within folders
@@ -514,8 +517,9 @@ class Registry:
         """Record the copied snapshot `tmp` (moved to root/<digest>) as a version, or find it known."""
         store = self._open_for_writing()
         conn = store.db.conn
-        same = conn.execute("select version, status from bots where name = ? and content_hash = ?",
-                            [manifest.name, digest]).fetchone()
+        # A registered version has a manifest; a row without one is a bot a config ran.
+        same = conn.execute("select version, status from bots where name = ? and content_hash = ? "
+                            "and manifest is not null", [manifest.name, digest]).fetchone()
         if same:
             version, status = same
             if status == "retired":
@@ -530,10 +534,10 @@ class Registry:
                              f"({digest[:8]}); nothing to do")
         snapshot = install_snapshot(self.root, tmp, digest)
         version = manifest.version or digest[:8]
-        row = conn.execute("select id, content_hash from bots where name = ? and version = ?",
-                           [manifest.name, version]).fetchone()
+        row = conn.execute("select id, content_hash, manifest from bots where name = ? and "
+                           "version = ?", [manifest.name, version]).fetchone()
         outcome, message = "added", f"added {manifest.name}@{version} ({digest[:8]})"
-        if row and row[1] is None:
+        if row and row[2] is None and row[1] in (None, digest):
             # Known from a tournament run straight from its manifest: its games stay with it.
             outcome = "claimed"
             message = (f"added {manifest.name}@{version} ({digest[:8]}); its earlier tournament "
@@ -573,7 +577,7 @@ class Registry:
     # -- reading --------------------------------------------------------------------------------
     def versions(self, name: str | None = None) -> list[BotVersion]:
         """Registered versions (of one bot, or of all), oldest first."""
-        where, args = "content_hash is not null", []
+        where, args = "manifest is not null", []
         if name is not None:
             where, args = where + " and name = ?", [name]
         return [self._version(r) for r in self.store.db.query(

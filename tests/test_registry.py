@@ -185,7 +185,7 @@ def test_a_config_naming_registry_bots_runs_from_the_snapshots(tmp_path):
     rows = store.db.execute(
         "select b.name, b.version, b.content_hash is not null from tournament_bots t "
         "join bots b on b.id = t.bot_id order by t.entry").fetchall()
-    assert rows == [("rb", "1", 1), ("rb2", "7", 1), ("random", "1", 0)]
+    assert rows == [("rb", "1", 1), ("rb2", "7", 1), ("random", "1", 1)]  # every bot snapshotted
     assert store.db.execute("select count(*) from games where termination != 'normal'"
                             ).fetchone()[0] == 0
     # `show` sees the games, the tournament and the ratings of that version.
