@@ -286,6 +286,9 @@ def test_two_versions_of_one_registry_bot_are_shown_and_counted_as_name_at_versi
     assert h2h["games"] == between and h2h["wins"] + h2h["draws"] + h2h["losses"] == between
     out = cli("h2h", "rb@2", "rb@1", "--db", db)
     assert out.exit_code == 0 and f"rb@2 against rb@1: {between} games" in out.output
+    # The names a tournament gave them still work, for that tournament's games.
+    named = json.loads(cli("h2h", "old", "new", "--db", db, "--format", "json").output)
+    assert named["games"] == 2
     # `bot show` counts every game of the version, whatever it was called in the tournament.
     shown = json.loads(cli("bot", "show", "rb@2", "--db", db, "--json").output)
     (v2,) = shown["versions"]
@@ -344,3 +347,62 @@ def test_a_run_warns_once_per_bot_whose_ready_differs_from_its_manifest(tmp_path
     warned = [line for line in out.output.splitlines() if "ready message" in line]
     assert warned == ["bot 'liar': its ready message gives name 'random' and version '1', its "
                       "manifest 'liar' version '7' (is the manifest or the bot out of date?)"]
+
+
+# -- ladders ----------------------------------------------------------------------------------
+
+
+def test_a_ladder_admits_two_named_versions_of_one_bot_beside_the_latest(tmp_path):
+    from types import SimpleNamespace
+
+    from arena.config import LadderConfig
+    from arena.ladder import Ladder, key_of
+
+    db = tmp_path / "a.db"
+    for v in ("1", "2", "3"):
+        Registry(db).add(bot_folder(tmp_path / f"rb{v}", version=v))
+    Registry(db).add(bot_folder(tmp_path / "other", name="other", version="1"))
+    registry = Registry(db)
+
+    def eligible(**entrants) -> list[str]:
+        config = LadderConfig.model_validate({"name": "l", "formats": [{"game": "xeri"}],
+                                              "entrants": entrants})
+        return [key_of(v) for v in Ladder._eligible(SimpleNamespace(config=config,
+                                                                    registry=registry))]
+
+    assert eligible() == ["other@1", "rb@3"]  # latest: each name's newest
+    assert eligible(bots=["rb@1", "rb@2"]) == ["rb@1", "rb@2"]  # named versions meet as such
+    assert eligible(bots=["rb", "rb@1"]) == ["rb@1", "rb@3"]
+    assert eligible(bots=["rb", "rb@3"]) == ["rb@3"]
+    assert eligible(versions="all", bots=["rb"]) == ["rb@1", "rb@2", "rb@3"]
+
+
+# -- schema 8 ---------------------------------------------------------------------------------
+
+
+def test_a_version_7_database_migrates_and_its_entrants_keep_their_names(tmp_path):
+    import sqlite3
+
+    import sqlite_utils
+
+    from arena import store as store_module
+
+    path = tmp_path / "v7.db"
+    old = Store.__new__(Store)
+    old.db = sqlite_utils.Database(sqlite3.connect(path))
+    for number in range(1, 8):
+        store_module.MIGRATIONS[number](old)
+    db = old.db
+    db["meta"].insert({"key": "schema_version", "value": "7"})
+    db["bots"].insert({"id": 1, "name": "perlbot-v2", "version": "2", "command": "[]",
+                       "workdir": "", "language": "", "description": "", "added_at": ""})
+    db["tournaments"].insert({"id": 1, "name": "t", "game": "xeri", "format": "round_robin",
+                              "seats": 2, "seed": 1, "options": "{}", "config": "{}",
+                              "status": "finished"})
+    db["tournament_bots"].insert({"tournament_id": 1, "bot_id": 1, "entry": 0})
+    db.conn.commit()
+    db.conn.close()
+    store = Store(path)
+    assert store.db["meta"].get("schema_version")["value"] == "8"
+    assert {"node", "host"} <= set(store.db["matches"].columns_dict)
+    assert store.bot_ids(1) == {"perlbot-v2": 1}  # no name of its own: the bots row's
