@@ -686,8 +686,9 @@ class Store:
                 entry = self.db.conn.execute(
                     "select count(*) from tournament_bots where tournament_id = ?",
                     [tournament_id]).fetchone()[0]
+                # Named by its key (`name@version`): two versions of one bot are two entrants.
                 self._insert("tournament_bots", [{"tournament_id": tournament_id,
-                                                  "bot_id": bot_id, "entry": entry}])
+                                                  "bot_id": bot_id, "entry": entry, "name": key}])
 
     def ladder_retire(self, tournament_id: int, bot_id: int, tick: int) -> None:
         """A version stops getting tables from table `tick` on; its games and ratings stay."""

@@ -406,3 +406,12 @@ def test_a_version_7_database_migrates_and_its_entrants_keep_their_names(tmp_pat
     assert store.db["meta"].get("schema_version")["value"] == "8"
     assert {"node", "host"} <= set(store.db["matches"].columns_dict)
     assert store.bot_ids(1) == {"perlbot-v2": 1}  # no name of its own: the bots row's
+
+
+def test_two_versions_entering_a_ladder_are_two_entrants_named_by_their_keys():
+    store = Store()
+    one, two = store.add_bot("rb", "1", ["a"]), store.add_bot("rb", "2", ["b"])
+    tid = store.create_tournament("lad", "xeri", "ladder", 2, 0, {}, {}, [])
+    store.ladder_entry(tid, one, "rb@1", "active", "", 0)
+    store.ladder_entry(tid, two, "rb@2", "active", "", 0)
+    assert store.bot_ids(tid) == {"rb@1": one, "rb@2": two}
