@@ -34,6 +34,10 @@ class RegistryError(ConfigError):
     """A bot folder the registry will not snapshot: a link, a device, a FIFO, too large or too many files."""
 
 
+class DuplicateRun(ConfigError):
+    """`arena run CONFIG` where a tournament of the same config is recorded: --resume or --new."""
+
+
 class StoreError(ArenaError):
     """The database is missing, of another schema, or holds conflicting records."""
 

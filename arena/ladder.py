@@ -432,10 +432,16 @@ class Ladder:
             versions = [v for v in versions
                         if any(v.name == n and (ver is None or v.version == ver) for n, ver in wanted)]
         if rule.versions == "latest":
+            # A version named outright (`x@2`) plays beside x's latest: two versions of one bot
+            # meet as x@2 and x@3. The rest: each name's newest.
+            named = {(n, ver) for n, ver in wanted if ver is not None}
+            bare = {n for n, ver in wanted if ver is None}
             latest: dict[str, BotVersion] = {}
             for v in versions:  # oldest first: the last one seen is the newest
                 latest[v.name] = v
-            versions = list(latest.values())
+            # A name given only with versions (`x@2`) brings no "latest" of its own.
+            versions = [v for v in versions if (v.name, v.version) in named
+                        or (v is latest[v.name] and (not wanted or v.name in bare))]
         return versions
 
     def _pending_candidates(self) -> list[BotVersion]:

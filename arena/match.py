@@ -90,6 +90,8 @@ class MatchResult:
     worker: str = ""  # host:pid of the process that ran it (on Ray: node ip:pid)
     node: str = ""  # the Ray node id that ran it ("" outside Ray)
     host: str = ""  # the host name of the machine that ran it
+    # Per bot name: the (name, version) its first `ready` of the match gave.
+    ready: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -129,6 +131,7 @@ class MatchRunner:
         self.failures = [0] * len(spec.bots)
         self.logs: dict[str, list[str]] = {b.name: [] for b in spec.bots}
         self.banks = [0.0] * len(spec.bots)  # ms of time bank each bot has left in its current game
+        self.ready: dict[str, tuple[str, str]] = {}
         self.request_id = 0
 
     async def run(self) -> MatchResult:
@@ -142,7 +145,8 @@ class MatchRunner:
             for i in range(len(self.players)):
                 await self._retire(i)
         logs = {name: "".join(parts) for name, parts in self.logs.items() if "".join(parts)}
-        return MatchResult(self.spec.match_id, games, logs, (time.perf_counter() - started) * 1000)
+        return MatchResult(self.spec.match_id, games, logs, (time.perf_counter() - started) * 1000,
+                           ready=self.ready)
 
     async def play(self, plan: GamePlan) -> GameRecord:
         """Play one game; a bot failure ends it as that seat's forfeit."""
@@ -305,7 +309,9 @@ class MatchRunner:
         if self.wrap:
             player = self.wrap(player)
         self.players[b] = player
-        await player.start()
+        ready = await player.start()
+        if ready is not None:
+            self.ready.setdefault(self.spec.bots[b].name, (ready.name, ready.version))
 
     async def _fail(self, b: int) -> None:
         self.failures[b] += 1

@@ -534,21 +534,36 @@ class Registry:
                              f"({digest[:8]}); nothing to do")
         snapshot = install_snapshot(self.root, tmp, digest)
         version = manifest.version or digest[:8]
-        row = conn.execute("select id, content_hash, manifest from bots where name = ? and "
-                           "version = ?", [manifest.name, version]).fetchone()
+
+        def recorded(v: str):
+            """(id, claimable) of the row name@v: claimable when a tournament recorded it from
+            this folder (same content and command) or before content was hashed."""
+            found = conn.execute("select id, content_hash, manifest, command from bots "
+                                 "where name = ? and version = ?", [manifest.name, v]).fetchone()
+            if found is None:
+                return None
+            same = found[1] is None or (found[1] == digest
+                                        and json.loads(found[3] or "[]") == manifest.command)
+            return found[0], found[2] is None and same
+
+        row = recorded(version)
         outcome, message = "added", f"added {manifest.name}@{version} ({digest[:8]})"
-        if row and row[2] is None and row[1] in (None, digest):
-            # Known from a tournament run straight from its manifest: its games stay with it.
-            outcome = "claimed"
-            message = (f"added {manifest.name}@{version} ({digest[:8]}); its earlier tournament "
-                       f"games under that name and version stay with it")
-        elif row:
+        if row and not row[1]:
             given = version
             version = f"{given}+{digest[:8]}"
             outcome = "new_version"
             message = (f"{manifest.name}@{given} already holds other content; this changed folder "
                        f"is recorded as {manifest.name}@{version} (raise `version` in "
                        f"{mpath.name} to choose the number yourself)")
+            row = recorded(version)
+            if row and not row[1]:
+                raise RegistryError(f"{manifest.name}@{version} is recorded already for another "
+                                    f"program; raise `version` in {mpath.name}")
+        if row:
+            # Known from a tournament run straight from its folder: its games stay with it.
+            outcome = "claimed"
+            message = (f"added {manifest.name}@{version} ({digest[:8]}); its earlier tournament "
+                       f"games under that name and version stay with it")
         values = {
             "name": manifest.name, "version": version, "content_hash": digest, "status": "active",
             "command": json.dumps(manifest.command),
@@ -577,7 +592,9 @@ class Registry:
     # -- reading --------------------------------------------------------------------------------
     def versions(self, name: str | None = None) -> list[BotVersion]:
         """Registered versions (of one bot, or of all), oldest first."""
-        where, args = "manifest is not null", []
+        # A registered version has a snapshot and its manifest in it; a tournament's own bots
+        # (manifest and command bots) may have a content hash too, but are not the registry's.
+        where, args = "content_hash is not null and manifest is not null", []
         if name is not None:
             where, args = where + " and name = ?", [name]
         return [self._version(r) for r in self.store.db.query(
@@ -630,9 +647,23 @@ class Registry:
         v = self.lookup(ref, active_only=True)
         spec = self.spec(v, name, args)
         # The row from the record, not the spec: a refused spec (snapshot changed) has no command.
-        return spec, {"name": spec.name, "version": v.version, "command": [*v.command, *args],
+        # Its name is the registry's whatever the entry is called in the tournament: the games
+        # are that version's (`arena bot show`, h2h and leaderboards count them by its id).
+        return spec, {"name": v.name, "version": v.version, "command": [*v.command, *args],
                       "workdir": v.workdir, "language": v.language, "description": v.description,
-                      "games": list(v.games)}
+                      "games": list(v.games), "content_hash": v.content_hash,
+                      "registry_ref": v.ref, "manifest_ref": self.manifest_ref(v)}
+
+    def manifest_ref(self, v: BotVersion) -> tuple[str, str]:
+        """(name, version) the snapshot's manifest gives: what the bot's `ready` should say."""
+        path = self.root / v.content_hash / (v.manifest or "")
+        if v.manifest and path.is_file():
+            try:
+                m = load_manifest(path)
+                return m.name, m.version
+            except ConfigError:  # a changed snapshot is refused at its start, with its hashes
+                pass
+        return v.name, v.version
 
     def show(self, ref: str) -> dict:
         """A bot's versions with, per version, games, tournaments, latest ratings, recent failures."""

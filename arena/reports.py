@@ -19,7 +19,7 @@ from arena.errors import ConfigError
 from arena.scheduling.base import History, MatchScore, Round, Table
 from arena.standings import (StandingRow, default_tiebreaks, overall_standings, pentanomial,
                              score_match, score_of_row, standings)
-from arena.store import Store, stored_json
+from arena.store import ENTRANT_NAME, Store, stored_json
 
 RATE_WINDOW_S = 60.0
 EXPORT_FORMATS = ("jsonl", "csv")
@@ -43,8 +43,9 @@ def _stage_row(store: Store, tournament_id: int, stage: int) -> dict:
 
 def _event_names(store: Store, tournament_id: int) -> dict[int, str]:
     return {r["entry"]: r["name"] for r in store.db.query(
-        "select t.entry, b.name from tournament_bots t join bots b on b.id = t.bot_id "
-        "where t.tournament_id = ? order by t.entry", [tournament_id])}
+        f"select t.entry, {ENTRANT_NAME} as name from tournament_bots t "
+        "join bots b on b.id = t.bot_id where t.tournament_id = ? order by t.entry",
+        [tournament_id])}
 
 
 def _local_names(store: Store, tournament_id: int, stage_row: dict) -> list[str]:
