@@ -46,6 +46,17 @@ STARTUP_ATTEMPTS = 3  # actors of one slot that may fail to start in a row befor
 QUARANTINE_AFTER = 3  # host faults in a row on one node before it gets no more work
 
 
+@dataclass
+class Notice:
+    """Something that happened to an executor's workers worth telling and recording."""
+
+    text: str  # one line for the terminal
+    event: str = ""  # e.g. "quarantined"
+    node: str = ""
+    host: str = ""
+    detail: str = ""
+
+
 class Executor(ABC):
     """Runs matches; outcomes come back one per submitted spec, in completion order."""
 
@@ -71,8 +82,8 @@ class Executor(ABC):
         """True if next_outcome would return without waiting (False when unsure: it may block)."""
         return False
 
-    def notices(self) -> list[str]:
-        """What happened to the executor since the last call worth telling (one line each)."""
+    def notices(self) -> list[Notice]:
+        """What happened to the executor since the last call worth telling."""
         return []
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
@@ -332,7 +343,7 @@ class RayExecutor(Executor):
         self.quarantined: dict[str, str] = {}  # Ray node id -> why it gets no more work
         self._host_faults: dict[str, int] = {}  # node id -> host faults in a row there
         self._avoid: dict[str, set[str]] = {}  # match id -> nodes where it failed
-        self._notices: list[str] = []
+        self._notices: list[Notice] = []
         size = workers or int(ray.cluster_resources().get("CPU", 1))
         self._actor_cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_MatchWorker)
         self._slots = [_Slot(i) for i in range(max(1, size))]
@@ -381,8 +392,8 @@ class RayExecutor(Executor):
                 raise RuntimeError("RayExecutor: specs in flight but nothing to wait for")
         return self._done.popleft()
 
-    def notices(self) -> list[str]:
-        """What happened to the pool since the last call (a node quarantined), one line each."""
+    def notices(self) -> list[Notice]:
+        """What happened to the pool since the last call (a node quarantined)."""
         out, self._notices = self._notices, []
         return out
 
@@ -490,8 +501,8 @@ class RayExecutor(Executor):
         why = (f"{self._host_faults[node]} matches in a row failed there for reasons that are "
                f"not the bots' (last: {_first_line(outcome.error)})")
         self.quarantined[node] = why
-        self._notices.append(f"node {host} ({node[:12]}) quarantined: {why}; its matches go to "
-                             f"the other nodes")
+        self._notices.append(Notice(f"node {host} ({node[:12]}) quarantined: {why}; its matches "
+                                    f"go to the other nodes", "quarantined", node, host, why))
 
     def _retire_quarantined(self, slot: _Slot) -> None:
         """A quarantined node's actor, once idle, is replaced by one on a trusted node."""

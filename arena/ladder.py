@@ -85,6 +85,9 @@ class LadderListener:
     def table_done(self, number: int, result: MatchResult) -> None:
         """A table finished and was recorded."""
 
+    def notice(self, text: str) -> None:
+        """Something happened to the executor worth telling (a node quarantined)."""
+
 
 def key_of(version: BotVersion) -> str:
     """How a version is named at a ladder's tables: `name@version`."""
@@ -361,6 +364,11 @@ class Ladder:
         self.executor.submit(guard_match(spec))
 
     def _take(self, outcome) -> None:
+        for notice in self.executor.notices():  # a node quarantined: said and recorded
+            self.listener.notice(notice.text)
+            if notice.event:
+                self.store.record_node_event(self.tid, notice.node, notice.host, notice.event,
+                                             notice.detail)
         number, spec = self.in_flight.pop(outcome.match_id)
         row = self.tables[number]
         if isinstance(outcome, MatchFailure):
@@ -368,7 +376,7 @@ class Ladder:
                                  match_id=spec.match_id)
             self._flush()
             attempts = self.store.record_match_error(self.tid, record, outcome.kind, outcome.error,
-                                                     outcome.worker)
+                                                     outcome.worker, outcome.node, outcome.host)
             if attempts >= self.config.match_attempts:
                 raise MatchErrorLimit(f"ladder table {number} ({spec.match_id}) failed {attempts} "
                                       f"times by runner errors; resume to retry it")

@@ -437,6 +437,7 @@ class Store:
             "status": "finished", "duration_ms": round(result.duration_ms, 3),
             "finished_at": stamp, "attempts": (prior[0] + 1) if prior else 1, "error": None,
             "worker": getattr(result, "worker", "") or None,
+            "node": getattr(result, "node", "") or None, "host": getattr(result, "host", "") or None,
         }
         if prior:  # earlier attempts failed by runner errors: their evidence stays in match_errors
             self.db.conn.execute(
@@ -490,8 +491,9 @@ class Store:
         ))
 
     def record_match_error(self, tournament_id: int, item: MatchRecord, kind: str, error: str,
-                           worker: str = "") -> int:
-        """Record a failed attempt of a match (a runner error, not a bot's); returns the attempts so far."""
+                           worker: str = "", node: str = "", host: str = "") -> int:
+        """Record a failed attempt of a match (a runner error, not a bot's) and where it ran;
+        returns the attempts so far."""
         stamp = now()
         text = error if len(error) <= ERROR_KEEP else (
             error[: ERROR_KEEP // 2] + "\n[… cut …]\n" + error[-ERROR_KEEP // 2:])
@@ -504,21 +506,37 @@ class Store:
             attempts = (row[0] + 1) if row else 1
             if row:
                 self.db.conn.execute(
-                    "update matches set attempts = ?, error = ?, worker = ?, finished_at = ? "
-                    "where id = ?", [attempts, kind, worker or None, stamp, match_id])
+                    "update matches set attempts = ?, error = ?, worker = ?, node = ?, host = ?, "
+                    "finished_at = ? where id = ?",
+                    [attempts, kind, worker or None, node or None, host or None, stamp, match_id])
             else:
                 self._insert("matches", [{
                     "id": match_id, "tournament_id": tournament_id, "stage": item.stage,
                     "round": item.round, "table_no": item.table, "bots": _dumps(sorted(item.names)),
                     "status": "error", "duration_ms": None, "finished_at": stamp,
                     "attempts": attempts, "error": kind, "worker": worker or None,
+                    "node": node or None, "host": host or None,
                 }])
             self._insert("match_errors", [{
                 "match_id": match_id, "attempt": attempts, "kind": kind, "error": text,
-                "worker": worker or None, "recorded_at": stamp,
+                "worker": worker or None, "recorded_at": stamp, "node": node or None,
+                "host": host or None,
             }])
             self._heartbeat(tournament_id)
         return attempts
+
+    def record_node_event(self, tournament_id: int, node: str, host: str, event: str,
+                          detail: str) -> None:
+        """Record what happened to a node during a run (event `quarantined`, and why)."""
+        with self.transaction():
+            self._insert("node_events", [{
+                "tournament_id": tournament_id, "node": node, "host": host, "event": event,
+                "detail": detail, "recorded_at": now()}])
+
+    def node_events(self, tournament_id: int) -> list[dict]:
+        """A tournament's node events, oldest first."""
+        return list(self.db.query("select node, host, event, detail, recorded_at from node_events "
+                                  "where tournament_id = ? order by rowid", [tournament_id]))
 
     def game_results(self, tournament_id: int, stage: int | None = None) -> list[dict]:
         """Every game of a tournament (or stage) in ordinal order, with its seats (bot, team, score,
@@ -1240,8 +1258,8 @@ def _migration_7(store: Store) -> None:
 
 
 def _migration_8(store: Store) -> None:
-    """Entrants keep their name in the tournament (a bots row is a program version); matches
-    gain the node and host that ran them.
+    """Entrants keep their name in the tournament (a bots row is a program version); matches and
+    runner errors gain the node and host that ran them; node events (a node quarantined).
 
     A null tournament_bots.name (tournaments recorded before) means the bots row's name.
     """
@@ -1249,6 +1267,14 @@ def _migration_8(store: Store) -> None:
     sql("alter table tournament_bots add column name text")
     sql("alter table matches add column node text")
     sql("alter table matches add column host text")
+    sql("alter table match_errors add column node text")
+    sql("alter table match_errors add column host text")
+    # What happened to a node during a run (quarantined: no more work for it).
+    store.db.create_table("node_events",
+        {"tournament_id": int, "node": str, "host": str, "event": str, "detail": str,
+         "recorded_at": str},
+        foreign_keys=[("tournament_id", "tournaments", "id")])
+    store.db["node_events"].create_index(["tournament_id"])
 
 
 MIGRATIONS = {1: _migration_1, 2: _migration_2, 3: _migration_3, 4: _migration_4, 5: _migration_5,

@@ -479,8 +479,11 @@ class Driver:
             if self._buffer and not ex.ready():
                 self._flush()  # about to wait: what is finished lands now, not after the wait
             outcome = ex.next_outcome()
-            for text in ex.notices():
-                self.listener.notice(text)
+            for notice in ex.notices():
+                self.listener.notice(notice.text)
+                if notice.event:
+                    self.store.record_node_event(self.tid, notice.node, notice.host, notice.event,
+                                                 notice.detail)
             record, spec = state.in_flight.pop(outcome.match_id)
             if isinstance(outcome, MatchFailure):
                 self._failed(state, record, spec, outcome)
@@ -518,7 +521,7 @@ class Driver:
                 failure: MatchFailure) -> None:
         self._flush()
         attempts = self.store.record_match_error(self.tid, record, failure.kind, failure.error,
-                                                 failure.worker)
+                                                 failure.worker, failure.node, failure.host)
         self.run_info.errors += 1
         state.attempts[spec.match_id] = state.attempts.get(spec.match_id, 0) + 1
         self.listener.match_failed(failure, attempts)

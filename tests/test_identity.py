@@ -16,7 +16,7 @@ from arena.cli import app
 from arena.cli._app import version_label
 from arena.config import load_config
 from arena.errors import ConfigError, DuplicateRun
-from arena.registry import Registry
+from arena.registry import Registry, content_hash, registry_dir
 from arena.store import Store
 from arena.tournament import Listener, run_config
 from conftest import BOTS
@@ -144,9 +144,10 @@ def test_a_config_reusing_a_name_for_another_program_records_a_new_version(tmp_p
     shown = {(r["bot"], r["version"]): r["games"] for r in board["rows"]}
     assert shown == per_row
     # The old row kept its command and folder: nothing of the new program was written into it.
-    (workdir,) = store.db.execute(
-        "select workdir from bots where name = 'random-2' and version = ''").fetchone()
-    assert workdir == str(BOTS)
+    (workdir, digest), (new_workdir, new_digest) = store.db.execute(
+        "select workdir, content_hash from bots where name = 'random-2' order by id").fetchall()
+    assert digest == content_hash(BOTS) and workdir == str(registry_dir(db) / digest)
+    assert new_digest == content_hash(copy) != digest and new_workdir != workdir
 
 
 class StopAfter(Listener):
