@@ -343,6 +343,8 @@ class RayExecutor(Executor):
         self.quarantined: dict[str, str] = {}  # Ray node id -> why it gets no more work
         self._host_faults: dict[str, int] = {}  # node id -> host faults in a row there
         self._avoid: dict[str, set[str]] = {}  # match id -> nodes where it failed
+        self._alive: set[str] = set()  # alive nodes with CPUs, as of _alive_at (monotonic)
+        self._alive_at = -math.inf
         self._notices: list[Notice] = []
         size = workers or int(ray.cluster_resources().get("CPU", 1))
         self._actor_cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_MatchWorker)
@@ -467,6 +469,25 @@ class RayExecutor(Executor):
                  and n["NodeID"] not in self.quarantined]
         return min(nodes, key=lambda n: used.get(n, 0), default=None)
 
+    def _other_nodes(self, node: str) -> set[str]:
+        """Trusted nodes other than `node` that can take its matches: those our actors run on, and,
+        while an actor of the pool is still starting, every alive node of the cluster with CPUs.
+
+        A node whose actor is ready first must not replay a failed match (or be judged the last
+        trusted node) just because the other nodes' actors are still importing Arena: its host
+        faults come back in milliseconds and would use up every attempt before they are up.
+        """
+        banned = {node, *self.quarantined}
+        started = {s.info["node"] for s in self._slots if s.info and s.actor is not None}
+        if started - banned or not any(s.ready_ref is not None for s in self._slots):
+            return started - banned
+        now = time.monotonic()
+        if now - self._alive_at > 1.0:  # ray.nodes() asks the GCS: at most once a second
+            self._alive = {n["NodeID"] for n in self.ray.nodes()
+                           if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0}
+            self._alive_at = now
+        return self._alive - banned
+
     def _prepare_shipping(self, spec: MatchSpec) -> None:
         """Put each bot snapshot the spec needs in the object store (once), and have in-process
         bots' own modules pickled by value: a node has Arena and the runtimes, nothing else."""
@@ -494,8 +515,7 @@ class RayExecutor(Executor):
         self._host_faults[node] = self._host_faults.get(node, 0) + 1
         if self._host_faults[node] < QUARANTINE_AFTER or node in self.quarantined:
             return
-        others = {s.info["node"] for s in self._slots if s.info and s.actor is not None}
-        if not others - {node} - set(self.quarantined):
+        if not self._other_nodes(node):
             return  # the last trusted node: its failures go to the driver as they are
         host = outcome.host or (slot.info["ip"] if slot.info else "?")
         why = (f"{self._host_faults[node]} matches in a row failed there for reasons that are "
@@ -642,15 +662,17 @@ class RayExecutor(Executor):
         # (max_failures) counts over a match's games in one runner, serially and on Ray alike.
         # A match that failed on this node goes elsewhere while another trusted node is up.
         node = slot.info["node"]
-        trusted = {s.info["node"] for s in self._slots if s.info and s.actor is not None} - set(
-            self.quarantined)
+        elsewhere = None
         items = []
         for entry in self._queue:
             if len(items) >= count:
                 break
             avoid = self._avoid.get(entry[0].match_id)
-            if avoid and node in avoid and trusted - avoid:
-                continue
+            if avoid and node in avoid:
+                if elsewhere is None:
+                    elsewhere = self._other_nodes(node)
+                if elsewhere - avoid:
+                    continue
             items.append(entry)
         if not items:
             return

@@ -133,7 +133,7 @@ def run_config(
     for bot in bots:  # a program missing here is a typo in the config, said before any write
         if not bot.in_process:
             try:
-                check_runtime(resolve_command(bot.command), bot.workdir, dict(bot.env), bot.name)
+                check_runtime(resolve_command(bot.command), bot.workdir, bot.name)
             except HostFault as exc:
                 raise ConfigError(str(exc)) from None
     try:
@@ -267,7 +267,8 @@ def start_heartbeat(store: Store, tid: int, token: str,
                 cancel = own.heartbeat(tid, token)
             except Exception:  # a busy database: try again next beat
                 continue
-            if cancel and not cancel_requested.is_set():
+            # A beat that ran as the driver finished finds the lease released: not a cancel.
+            if cancel and not stop.is_set() and not cancel_requested.is_set():
                 cancel_requested.set()
                 if main_thread:
                     os.kill(os.getpid(), signal.SIGTERM)

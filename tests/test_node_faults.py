@@ -109,6 +109,7 @@ def pool(nodes: list[str]) -> RayExecutor:
                  for i, n in enumerate(nodes)]
     ex.quarantined, ex._host_faults, ex._avoid, ex._notices = {}, {}, {}, []
     ex._snapshots, ex._queue = {}, deque()
+    ex._alive, ex._alive_at = set(nodes), float("-inf")
     return ex
 
 

@@ -31,6 +31,7 @@ from arena.errors import (
 from arena.players.base import UNFINISHED, BotSpec, Player
 from arena.players.launch import (
     REAPER_SIGNAL,
+    SAFE_PATH,
     Launch,
     Launcher,
     find_processes,
@@ -75,7 +76,7 @@ def resolve_command(command: tuple[str, ...]) -> list[str]:
     return cmd
 
 
-def check_runtime(command: list[str], workdir: str, env: dict[str, str], name: str) -> None:
+def check_runtime(command: list[str], workdir: str, name: str) -> None:
     """HostFault when this host cannot start the bot through no fault of its own: its working
     folder missing, or the program (or a script's `#!` interpreter) it runs absent, where that
     program is not one of the bot's own files. A missing file of the bot's own folder is its own
@@ -85,7 +86,7 @@ def check_runtime(command: list[str], workdir: str, env: dict[str, str], name: s
                         f"{socket.gethostname()}")
     if not command:
         return
-    program = _locate(command[0], workdir, env)
+    program = _locate(command[0], workdir)
     if program is None:
         if os.sep in command[0]:
             path = os.path.normpath(os.path.join(workdir, command[0]))
@@ -106,17 +107,18 @@ def check_runtime(command: list[str], workdir: str, env: dict[str, str], name: s
     needed = words[1] if os.path.basename(words[0]) == "env" and len(words) > 1 else words[0]
     if needed.startswith("-"):
         return  # `env -S …`: too clever to second-guess; the exec says
-    if _locate(words[0], workdir, env) is None or _locate(needed, workdir, env) is None:
+    if _locate(words[0], workdir) is None or _locate(needed, workdir) is None:
         raise HostFault(f"bot {name!r}: {command[0]} needs {needed}, which is not installed on "
                         f"host {socket.gethostname()}")
 
 
-def _locate(program: str, workdir: str, env: dict[str, str]) -> str | None:
-    """The file `program` runs as from `workdir` (a path, or looked up on the bot's PATH)."""
+def _locate(program: str, workdir: str) -> str | None:
+    """The file `program` runs as from `workdir` (a path, or looked up on the launcher's PATH)."""
     if os.sep in program:
         path = os.path.join(workdir, program)
         return path if os.path.isfile(path) else None
-    return shutil.which(program, path=env.get("PATH") or os.environ.get("PATH", os.defpath))
+    # The PATH the launcher looks the program up on (the bot's environment is minimal).
+    return shutil.which(program, path=SAFE_PATH + os.pathsep + os.path.dirname(sys.executable))
 
 
 class _StderrBuffer:
@@ -201,7 +203,7 @@ class ProcessPlayer(Player):
         working folder, or the program or script interpreter it names outside its own folder.
         """
         command = resolve_command(self.spec.command)
-        check_runtime(command, self.spec.workdir, dict(self.spec.env), self.spec.name)
+        check_runtime(command, self.spec.workdir, self.spec.name)
         self._loop = asyncio.get_running_loop()
         child_ends = []
         try:
