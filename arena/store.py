@@ -333,6 +333,16 @@ class Store:
             "join bots b on b.id = t.bot_id where t.tournament_id = ? order by t.entry",
             [tournament_id])}
 
+    def entrant_rows(self, tournament_id: int) -> list[dict]:
+        """A tournament's entrants' bots rows (id, content_hash, command, workdir), in entry order."""
+        rows = [dict(r) for r in self.db.query(
+            "select b.id, b.content_hash, b.command, b.workdir from tournament_bots t "
+            "join bots b on b.id = t.bot_id where t.tournament_id = ? order by t.entry",
+            [tournament_id])]
+        for r in rows:
+            r["command"] = stored_json(r["command"], f"bots.command of bot {r['id']}") or []
+        return rows
+
     def same_config(self, name: str, digest: str) -> list[dict]:
         """Tournaments recorded from the same config (same name and settings digest), newest first."""
         return [t for t in self.db["tournaments"].rows_where("name = ?", [name], order_by="id desc")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from arena.config import TournamentConfig, load_config, shown
-from arena.registry import Registry, guard_match
+from arena.registry import SNAPSHOT_ENV, Registry, guard_match
 from arena.errors import Cancelled, ConfigError, DuplicateRun, HostFault, MatchErrorLimit, StoreError
 from arena.events import EventPlan, StagePlan, match_spec, plan_event
 from arena.executors import Executor, choose_executor, make_executor
@@ -354,6 +354,7 @@ class Driver:
                 raise ConfigError(f"cannot resume tournament {existing['id']} ({plan.name!r}): "
                                   f"it is {existing['status']}")
             tid = existing["id"]
+            self._replay_recorded(tid)
             store.acquire_lease(tid, self.lease, take_stale=True)
             store.set_status(tid, "running")
             self.bot_ids = store.bot_ids(tid)
@@ -388,6 +389,30 @@ class Driver:
             stages=stage_rows, lease=self.lease, names=[b.name for b in plan.bots])
         self.bot_ids = store.bot_ids(tid)
         return tid
+
+    def _replay_recorded(self, tid: int) -> None:
+        """On resume, a bot whose folder changed since the tournament began plays the snapshot
+        recorded for it: a resumed tournament plays what was planned (and is said to)."""
+        from arena.snapshots import snapshot_of
+
+        recorded = self.store.entrant_rows(tid)
+        if len(recorded) != len(self.plan.bots):
+            return  # not this plan's entrants: the digest check said otherwise, nothing to map
+        for i, (spec, rec) in enumerate(zip(self.plan.bots, recorded)):
+            found = snapshot_of(spec)
+            digest = rec["content_hash"]
+            if found is None or not digest or found[0] == digest:
+                continue
+            if not Path(rec["workdir"]).is_dir():
+                raise ConfigError(f"cannot resume tournament {tid}: bot {spec.name!r} changed since "
+                                  f"it began (recorded {digest[:8]}, now {found[0][:8]}) and its "
+                                  f"recorded snapshot {rec['workdir']} is gone")
+            env = tuple((k, digest if k == SNAPSHOT_ENV else v) for k, v in spec.env)
+            self.plan.bots[i] = replace(spec, command=tuple(rec["command"]),
+                                        workdir=rec["workdir"], env=env)
+            self.listener.notice(f"bot {spec.name!r} changed since tournament {tid} began "
+                                 f"(now {found[0][:8]}): the resume plays its recorded snapshot "
+                                 f"{digest[:8]}")
 
     def _install_sigterm(self) -> Callable[[], None]:
         return install_sigterm(self.stop_requested)

@@ -17,6 +17,8 @@ from arena.match import GamePlan, MatchSpec, run_match
 from arena.players.base import random_bot
 from arena.protocol import TimeControl
 from arena.registry import SNAPSHOT_ENV, content_hash, registry_dir
+from arena.store import Store
+from arena.tournament import Listener, run_config
 from arena.snapshots import (
     cache_root,
     materialise,
@@ -181,3 +183,39 @@ def test_a_cache_folder_others_could_write_is_refused(tmp_path, monkeypatch):
         cache_root()
     cache.chmod(0o755)
     assert cache_root() == cache
+
+
+class StopAfter(Listener):
+    """Interrupts the run (as Ctrl-C does) after `n` matches; keeps the notices."""
+
+    def __init__(self, n: int | None = None):
+        self.n, self.seen, self.notices = n, 0, []
+
+    def match_done(self, result):
+        self.seen += 1
+        if self.seen == self.n:
+            raise KeyboardInterrupt
+
+    def notice(self, message):
+        self.notices.append(message)
+
+
+def test_a_resume_plays_the_snapshot_recorded_although_the_folder_changed(tmp_path):
+    folder = bot_folder(tmp_path)
+    config = config_with(tmp_path, f'[[bots]]\nmanifest = "{folder}/bot.toml"\n'
+                                   f'[[bots]]\nmanifest = "{BOTS}/random.toml"\nname = "third"\n'
+                                   f'args = ["5"]\n')
+    db = tmp_path / "a.db"
+    with pytest.raises(KeyboardInterrupt):
+        run_config(config, db, executor="serial", pin=False, listener=StopAfter(1))
+    recorded = content_hash(folder)
+    (folder / "random_bot.py").write_text("import sys\nsys.exit(3)\n")  # broken meanwhile
+    told = StopAfter()
+    outcome = run_config(config, db, executor="serial", pin=False, resume=True, listener=told)
+    assert outcome.matches_skipped == 1 and outcome.matches_played == 2
+    assert [n for n in told.notices if "changed since" in n] == [f"bot 'mybot' changed since tournament {outcome.tournament_id} began "
+                            f"(now {content_hash(folder)[:8]}): the resume plays its recorded "
+                            f"snapshot {recorded[:8]}"]
+    store = Store.open_readonly(db)
+    assert store.db.execute("select count(*) from games where culprit_bot is not null"
+                            ).fetchone()[0] == 0
