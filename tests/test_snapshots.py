@@ -17,8 +17,6 @@ from arena.match import GamePlan, MatchSpec, run_match
 from arena.players.base import random_bot
 from arena.protocol import TimeControl
 from arena.registry import SNAPSHOT_ENV, content_hash, registry_dir
-from arena.store import Store
-from arena.tournament import Listener, run_config
 from arena.snapshots import (
     cache_root,
     materialise,
@@ -28,6 +26,9 @@ from arena.snapshots import (
     snapshot_of,
     unpack,
 )
+from arena.store import Store
+from arena.tournament import run_config
+from test_identity import StopAfter
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 
@@ -185,21 +186,6 @@ def test_a_cache_folder_others_could_write_is_refused(tmp_path, monkeypatch):
     assert cache_root() == cache
 
 
-class StopAfter(Listener):
-    """Interrupts the run (as Ctrl-C does) after `n` matches; keeps the notices."""
-
-    def __init__(self, n: int | None = None):
-        self.n, self.seen, self.notices = n, 0, []
-
-    def match_done(self, result):
-        self.seen += 1
-        if self.seen == self.n:
-            raise KeyboardInterrupt
-
-    def notice(self, message):
-        self.notices.append(message)
-
-
 def test_a_resume_plays_the_snapshot_recorded_although_the_folder_changed(tmp_path):
     folder = bot_folder(tmp_path)
     config = config_with(tmp_path, f'[[bots]]\nmanifest = "{folder}/bot.toml"\n'
@@ -210,7 +196,7 @@ def test_a_resume_plays_the_snapshot_recorded_although_the_folder_changed(tmp_pa
         run_config(config, db, executor="serial", pin=False, listener=StopAfter(1))
     recorded = content_hash(folder)
     (folder / "random_bot.py").write_text("import sys\nsys.exit(3)\n")  # broken meanwhile
-    told = StopAfter()
+    told = StopAfter(0)
     outcome = run_config(config, db, executor="serial", pin=False, resume=True, listener=told)
     assert outcome.matches_skipped == 1 and outcome.matches_played == 2
     assert [n for n in told.notices if "changed since" in n] == [f"bot 'mybot' changed since tournament {outcome.tournament_id} began "
