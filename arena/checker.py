@@ -150,8 +150,11 @@ def combinations(claimed: list[str], game: str | None = None) -> list[tuple[str,
 
 def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
               time: TimeControl | None = None, deals: int = DEFAULT_DEALS,
-              seed: int = 1) -> CheckReport:
-    """Play `spec` against the random bot in every claimed game and seat count; report problems."""
+              seed: int = 1, expected: tuple[str, str] | None = None) -> CheckReport:
+    """Play `spec` against the random bot in every claimed game and seat count; report problems.
+
+    `expected`: the manifest's (name, version); a `ready` that names another is warned about once.
+    """
     defaults = TimeConfig()
     time = time or TimeControl(startup_ms=defaults.startup_ms, move_ms=defaults.move_ms)
     report = CheckReport(spec.name)
@@ -171,6 +174,14 @@ def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
                           bots=(spec, *opponents), games=plans, time=time, max_failures=1)
         t0 = _time.perf_counter()
         result = run_match(match)
+        said = (getattr(result, "ready", None) or {}).get(spec.name)
+        if expected is not None and said is not None:
+            from arena.tournament import ready_mismatch
+
+            mismatch = ready_mismatch(expected, tuple(said))
+            expected = None  # once: every match of the check would say the same
+            if mismatch:
+                report.warnings.append(mismatch)
         clean = moves = 0
         for g in result.games:
             seat = g.seats.index(spec.name)
@@ -216,8 +227,9 @@ def _opponent_name(name: str, i: int) -> str:
 
 
 def resolve_target(target: str, db: Path | None,
-                   sandbox: str | None = None) -> tuple[BotSpec, list[str]]:
-    """`NAME[@V]` in the registry of `db`, or a folder/manifest PATH: its BotSpec and games."""
+                   sandbox: str | None = None) -> tuple[BotSpec, list[str], tuple[str, str]]:
+    """`NAME[@V]` in the registry of `db`, or a folder/manifest PATH: its BotSpec, games and the
+    (name, version) its manifest gives."""
     from arena.players.launch import SANDBOXES
     from arena.registry import Registry, manifest_spec
 
@@ -227,10 +239,11 @@ def resolve_target(target: str, db: Path | None,
     path = Path(target)
     if path.exists():
         spec, manifest = manifest_spec(path, sandbox)
-        return spec, list(manifest.games)
+        return spec, list(manifest.games), (manifest.name, manifest.version)
     if db is None or not Path(db).exists():
         raise ConfigError(f"{target!r} is neither a bot folder nor a manifest, and there is no "
                           f"database {db} to look it up in")
     registry = Registry(db)
     version = registry.lookup(target)
-    return registry.spec(version, sandbox=sandbox), list(version.games)
+    return (registry.spec(version, sandbox=sandbox), list(version.games),
+            registry.manifest_ref(version))

@@ -90,7 +90,11 @@ class BotEntry(_Strict):
     @field_validator("name")
     @classmethod
     def _name(cls, name: str | None) -> str | None:
-        # The organiser's own names: any printable ASCII (a registry name is stricter).
+        # The organiser's own names: any printable ASCII (a registry name is stricter) but `@`,
+        # which Arena writes between a name and a version: `x@2` must never pass for bot x's 2.
+        if name is not None and "@" in name:
+            raise ValueError(f"bot name {shown(name)}: '@' is kept for name@version (two versions "
+                             f"of one bot are named so by themselves)")
         return name if name is None else check_label(name, "bot name")
 
     @field_validator("version")
@@ -430,14 +434,11 @@ def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfi
                                 registry, limits=config.limits, sandbox=config.sandbox)
         specs.append(spec)
         rows.append(row)
+    specs = versioned_names(specs, rows, str(path))
     names = [s.name for s in specs]
     if config.rating.anchor is not None and config.rating.anchor not in names:
         raise ConfigError(f"{path}: rating.anchor: {config.rating.anchor!r} is not one of the bots "
                           f"({', '.join(names)})")
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise ConfigError(f"{path}: bot names must be unique; repeated: {', '.join(dupes)} "
-                          f"(give each entry its own `name`, e.g. two versions of a registry bot)")
     for stage in config.stages:
         where = f"{path}: stage {stage.name!r}" if config.event else str(path)
         for key in ("candidates", "seeding"):
@@ -448,6 +449,38 @@ def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfi
         if len(players) < stage.seats:
             raise ConfigError(f"{where}: {len(players)} bots cannot fill tables of {stage.seats} seats")
     return config, specs, rows
+
+
+def versioned_names(specs: list[BotSpec], rows: list[dict], source: str) -> list[BotSpec]:
+    """The specs with entries that share a name but not a version named `name@version`.
+
+    Two versions of one bot may meet without invented names; entries alike in name and version
+    (or one registry version entered twice) are still a ConfigError.
+    """
+    names = [s.name for s in specs]
+    versions: dict[str, set[str]] = {}
+    for s in specs:
+        versions.setdefault(s.name, set()).add(s.version)
+    out = []
+    for s in specs:
+        if names.count(s.name) > 1 and len(versions[s.name]) == names.count(s.name):
+            s = replace(s, name=f"{s.name}@{s.version}" if s.version else s.name)
+        out.append(s)
+    final = [s.name for s in out]
+    dupes = sorted({n for n in final if final.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"{source}: bot names must be unique; repeated: {', '.join(dupes)} "
+                          f"(entries of one name and version: give each its own `name`)")
+    # One registry version under two names would be one bots row entered twice.
+    seen: dict[tuple, str] = {}
+    for s, row in zip(out, rows):
+        key = row.get("registry_ref")
+        if key is not None and key in seen:
+            raise ConfigError(f"{source}: {key} is entered twice ({seen[key]!r} and {s.name!r}); "
+                              f"a tournament holds each registry version once")
+        if key is not None:
+            seen[key] = s.name
+    return out
 
 
 def stage_entrants(stage: StageConfig, rows: list[dict]) -> list[int]:
@@ -507,9 +540,13 @@ def resolve_bot(entry: BotEntry, base: Path, game: str | None,
     if not workdir.is_dir():
         raise ConfigError(f"bot {name!r}: working directory {str(workdir)!r} does not exist")
     spec = BotSpec(name=name, command=tuple(command), workdir=str(workdir), version=version,
-                   limits=resolve_limits(limits, manifest_limits, entry.limits), sandbox=sandbox)
-    return spec, {"name": name, "version": version, "command": command, "workdir": str(workdir),
-                  "language": language, "description": description, "games": list(games)}
+                   limits=resolve_limits(limits, manifest_limits, entry.limits), sandbox=sandbox,
+                   source=str(mpath.parent) if entry.manifest else "")
+    row = {"name": name, "version": version, "command": command, "workdir": str(workdir),
+           "language": language, "description": description, "games": list(games)}
+    if entry.manifest:  # what its `ready` should say (a run warns once when it says otherwise)
+        row["manifest_ref"] = (manifest.name, manifest.version)
+    return spec, row
 
 
 def import_factory(target: str):

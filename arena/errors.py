@@ -34,6 +34,10 @@ class RegistryError(ConfigError):
     """A bot folder the registry will not snapshot: a link, a device, a FIFO, too large or too many files."""
 
 
+class DuplicateRun(ConfigError):
+    """`arena run CONFIG` where a tournament of the same config is recorded: --resume or --new."""
+
+
 class StoreError(ArenaError):
     """The database is missing, of another schema, or holds conflicting records."""
 
@@ -103,6 +107,11 @@ class BotFailureBudget(BotError):
     """The bot failed too often in this match and forfeits its remaining games unstarted."""
 
     reason = Termination.FAILURE_BUDGET.value
+
+
+class HostFault(ArenaError):
+    """The host cannot run a bot: its files or its runtime are missing on this node, or its
+    snapshot cannot be fetched. A runner error, replayed elsewhere; never the bot's forfeit."""
 
 
 class LeaseError(ArenaError):

@@ -34,14 +34,27 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from arena.errors import ConfigError
+from arena.errors import ConfigError, HostFault
 from arena.match import MatchFailure, MatchResult, MatchSpec, Outcome, run_match
+from arena.registry import SNAPSHOT_ENV
 
 ERROR_LIMIT = 16 * 1024  # bytes of traceback kept in a MatchFailure (head and tail)
 AUTO_RAY_MIN_GAMES = 500  # `auto` picks Ray from this many planned games (see choose_executor)
 BATCH_TARGET_S = 0.3  # a Ray task should run about this long, so per-task costs stay negligible
 BATCH_MAX = 64
 STARTUP_ATTEMPTS = 3  # actors of one slot that may fail to start in a row before it is given up
+QUARANTINE_AFTER = 3  # host faults in a row on one node before it gets no more work
+
+
+@dataclass
+class Notice:
+    """Something that happened to an executor's workers worth telling and recording."""
+
+    text: str  # one line for the terminal
+    event: str = ""  # e.g. "quarantined"
+    node: str = ""
+    host: str = ""
+    detail: str = ""
 
 
 class Executor(ABC):
@@ -69,6 +82,10 @@ class Executor(ABC):
         """True if next_outcome would return without waiting (False when unsure: it may block)."""
         return False
 
+    def notices(self) -> list[Notice]:
+        """What happened to the executor since the last call worth telling."""
+        return []
+
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
         """Run every spec, keeping capacity() in flight; yield each outcome as soon as it is ready."""
         specs = iter(specs)
@@ -94,15 +111,21 @@ class Executor(ABC):
         self.close()
 
 
-def execute(spec: MatchSpec, worker: str = "") -> Outcome:
-    """run_match, with an exception in the runner turned into MatchFailure(kind="error")."""
+def execute(spec: MatchSpec, worker: str = "", node: str = "") -> Outcome:
+    """run_match, with an exception in the runner turned into MatchFailure: kind "host" when a
+    bot cannot run on this host (HostFault), else "error"."""
+    host = socket.gethostname()
     try:
         result = run_match(spec)
+    except HostFault as exc:
+        return MatchFailure(spec.match_id, bounded(str(exc)), "host", worker or _default_worker(),
+                            node, host)
     except Exception:  # KeyboardInterrupt and SystemExit still propagate
         return MatchFailure(spec.match_id, bounded(traceback.format_exc()), "error",
-                            worker or _default_worker())
+                            worker or _default_worker(), node, host)
     if worker:
         result.worker = worker
+    result.node, result.host = node, host
     return result
 
 
@@ -226,17 +249,40 @@ class _MatchWorker:
             _pin_process(cpu)
         return cpu
 
-    def run_batch(self, batch: list[tuple[str, bytes]]):
-        """Run pickled specs one after another, yielding each outcome as soon as it is ready."""
+    def run_batch(self, batch: list[tuple[str, bytes]], snapshots: dict | None = None):
+        """Run pickled specs one after another, yielding each outcome as soon as it is ready.
+
+        `snapshots` maps a bot snapshot's hash to its packed copy in the object store, fetched
+        (once per node) only for a snapshot this node does not see.
+        """
+        import ray
         from ray import cloudpickle
+
+        from arena.snapshots import materialise_match
+
+        refs = snapshots or {}
+        host = socket.gethostname()
+
+        def fetch(digest: str) -> bytes:
+            if digest not in refs:
+                raise HostFault(f"snapshot {digest[:8]} is not on this node and was not sent")
+            return ray.get(refs[digest])
 
         for match_id, blob in batch:
             try:
                 spec = cloudpickle.loads(blob)
-            except Exception:  # e.g. an in-process bot whose module this node cannot import
-                yield MatchFailure(match_id, bounded(traceback.format_exc()), "error", self.worker)
+            except Exception as exc:  # an in-process bot whose module this node cannot import
+                yield MatchFailure(match_id, bounded(f"cannot load the match on node {host}: "
+                                                     f"{type(exc).__name__}: {exc}"),
+                                   "host", self.worker, self.node, host)
                 continue
-            yield execute(spec, self.worker)
+            try:
+                spec = materialise_match(spec, fetch)
+            except HostFault as exc:
+                yield MatchFailure(match_id, bounded(f"{exc} (node {host})"), "host", self.worker,
+                                   self.node, host)
+                continue
+            yield execute(spec, self.worker, self.node)
 
 
 @dataclass
@@ -289,6 +335,17 @@ class RayExecutor(Executor):
             self._joined = bool(address)
         else:
             self._joined = False
+        # A cluster's nodes may share no files: bots' snapshots are sent through the object store
+        # (one machine sees the driver's own, so nothing is sent).
+        self._ship = bool(address)
+        self._snapshots: dict[str, object] = {}  # snapshot hash -> ObjectRef of its packed copy
+        self._by_value: set[str] = set()  # modules of in-process bots pickled by value
+        self.quarantined: dict[str, str] = {}  # Ray node id -> why it gets no more work
+        self._host_faults: dict[str, int] = {}  # node id -> host faults in a row there
+        self._avoid: dict[str, set[str]] = {}  # match id -> nodes where it failed
+        self._alive: set[str] = set()  # alive nodes with CPUs, as of _alive_at (monotonic)
+        self._alive_at = -math.inf
+        self._notices: list[Notice] = []
         size = workers or int(ray.cluster_resources().get("CPU", 1))
         self._actor_cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_MatchWorker)
         self._slots = [_Slot(i) for i in range(max(1, size))]
@@ -308,6 +365,8 @@ class RayExecutor(Executor):
     def submit(self, spec: MatchSpec) -> None:
         """Queue a spec; it is sent to the first actor that is free."""
         try:
+            if self._ship:
+                self._prepare_shipping(spec)
             blob = self._pickle(spec)
         except Exception:
             self._done.append(MatchFailure(spec.match_id, bounded(traceback.format_exc()), "error"))
@@ -334,6 +393,11 @@ class RayExecutor(Executor):
             if not self._poll(timeout=None) and not self._done:
                 raise RuntimeError("RayExecutor: specs in flight but nothing to wait for")
         return self._done.popleft()
+
+    def notices(self) -> list[Notice]:
+        """What happened to the pool since the last call (a node quarantined)."""
+        out, self._notices = self._notices, []
+        return out
 
     def close(self) -> None:
         """Stop the actors; shut down the Ray instance if this executor started it (safe twice)."""
@@ -378,10 +442,93 @@ class RayExecutor(Executor):
         return True
 
     def _start(self, slot: _Slot) -> None:
-        slot.actor = self._actor_cls.remote()
+        cls = self._actor_cls
+        if self.quarantined:  # a replacement goes to a node still trusted, the least used one
+            node = self._healthy_node()
+            if node is None:
+                slot.actor = slot.ready_ref = None
+                slot.startup_failures = STARTUP_ATTEMPTS
+                slot.last_error = "every node is quarantined"
+                return
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            cls = cls.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
+        slot.actor = cls.remote()
         slot.ready_ref = slot.actor.info.remote()
         slot.info = slot.core = None
         slot.batches = []
+
+    def _healthy_node(self) -> str | None:
+        """The alive node with CPUs, not quarantined, that holds the fewest of our actors."""
+        used: dict[str, int] = {}
+        for slot in self._slots:
+            if slot.info is not None and slot.actor is not None:
+                used[slot.info["node"]] = used.get(slot.info["node"], 0) + 1
+        nodes = [n["NodeID"] for n in self.ray.nodes()
+                 if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0
+                 and n["NodeID"] not in self.quarantined]
+        return min(nodes, key=lambda n: used.get(n, 0), default=None)
+
+    def _other_nodes(self, node: str) -> set[str]:
+        """Trusted nodes other than `node` that can take its matches: those our actors run on, and,
+        while an actor of the pool is still starting, every alive node of the cluster with CPUs.
+
+        A node whose actor is ready first must not replay a failed match (or be judged the last
+        trusted node) just because the other nodes' actors are still importing Arena: its host
+        faults come back in milliseconds and would use up every attempt before they are up.
+        """
+        banned = {node, *self.quarantined}
+        started = {s.info["node"] for s in self._slots if s.info and s.actor is not None}
+        if started - banned or not any(s.ready_ref is not None for s in self._slots):
+            return started - banned
+        now = time.monotonic()
+        if now - self._alive_at > 1.0:  # ray.nodes() asks the GCS: at most once a second
+            self._alive = {n["NodeID"] for n in self.ray.nodes()
+                           if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0}
+            self._alive_at = now
+        return self._alive - banned
+
+    def _prepare_shipping(self, spec: MatchSpec) -> None:
+        """Put each bot snapshot the spec needs in the object store (once), and have in-process
+        bots' own modules pickled by value: a node has Arena and the runtimes, nothing else."""
+        from arena.snapshots import pack, snapshot_of
+
+        for bot in spec.bots:
+            if bot.in_process:
+                _pickle_by_value(bot.factory, self._by_value)
+                continue
+            found = snapshot_of(bot)
+            if found is not None and found[0] not in self._snapshots:
+                self._snapshots[found[0]] = self.ray.put(pack(found[1]))
+
+    def _count(self, slot: _Slot, outcome: Outcome) -> None:
+        """Note where a match failed or worked; quarantine a node that keeps failing by host faults
+        while another node is still trusted."""
+        node = slot.info["node"] if slot.info else ""
+        if isinstance(outcome, MatchResult):
+            self._host_faults[node] = 0
+            self._avoid.pop(outcome.match_id, None)
+            return
+        self._avoid.setdefault(outcome.match_id, set()).add(node)
+        if outcome.kind != "host":
+            return
+        self._host_faults[node] = self._host_faults.get(node, 0) + 1
+        if self._host_faults[node] < QUARANTINE_AFTER or node in self.quarantined:
+            return
+        if not self._other_nodes(node):
+            return  # the last trusted node: its failures go to the driver as they are
+        host = outcome.host or (slot.info["ip"] if slot.info else "?")
+        why = (f"{self._host_faults[node]} matches in a row failed there for reasons that are "
+               f"not the bots' (last: {_first_line(outcome.error)})")
+        self.quarantined[node] = why
+        self._notices.append(Notice(f"node {host} ({node[:12]}) quarantined: {why}; its matches "
+                                    f"go to the other nodes", "quarantined", node, host, why))
+
+    def _retire_quarantined(self, slot: _Slot) -> None:
+        """A quarantined node's actor, once idle, is replaced by one on a trusted node."""
+        if slot.info and slot.info["node"] in self.quarantined and not slot.busy():
+            self._kill(slot)
+            self._start(slot)
 
     def _on_ready(self, slot: _Slot) -> None:
         ref, slot.ready_ref = slot.ready_ref, None
@@ -430,6 +577,8 @@ class RayExecutor(Executor):
         self._done.append(outcome)
         if spec.match_id != outcome.match_id:  # cannot happen: the actor runs its batch in order
             raise RuntimeError(f"batch out of order: {outcome.match_id} for {spec.match_id}")
+        self._count(slot, outcome)
+        self._retire_quarantined(slot)
         self._dispatch()  # before the driver records this outcome
 
     def _on_death(self, slot: _Slot, exc: BaseException, failed: _Batch | None = None) -> None:
@@ -442,13 +591,15 @@ class RayExecutor(Executor):
         queued again: playing a match twice records it once, blaming the wrong one would not.
         """
         worker = slot.info["worker"] if slot.info else ""
+        node = slot.info["node"] if slot.info else ""
         first = True
         order = slot.batches if failed is None else [failed, *(b for b in slot.batches if b is not failed)]
         for batch in order:
             if first and batch.pending:
                 spec, _ = batch.pending.popleft()
                 self._done.append(MatchFailure(spec.match_id, bounded(f"{type(exc).__name__}: {exc}"),
-                                               "worker_died", worker))
+                                               "worker_died", worker, node))
+                self._avoid.setdefault(spec.match_id, set()).add(node)
                 first = False
             self._requeue(batch)
         self._kill(slot)
@@ -489,7 +640,8 @@ class RayExecutor(Executor):
         otherwise the actor would idle while the driver records the last outcome. Only while more
         specs are queued than there are actors, so the end of a run is not committed early.
         """
-        started = [s for s in self._slots if s.info is not None and s.actor is not None]
+        started = [s for s in self._slots if s.info is not None and s.actor is not None
+                   and s.info["node"] not in self.quarantined]
         if not self._queue or not started:
             return
         size = self._batch_size()
@@ -508,10 +660,60 @@ class RayExecutor(Executor):
     def _send(self, slot: _Slot, count: int) -> None:
         # Whole matches only, never a match split into chunks of deals: the failure budget
         # (max_failures) counts over a match's games in one runner, serially and on Ray alike.
-        items = [self._queue.popleft() for _ in range(min(count, len(self._queue)))]
+        # A match that failed on this node goes elsewhere while another trusted node is up.
+        node = slot.info["node"]
+        elsewhere = None
+        items = []
+        for entry in self._queue:
+            if len(items) >= count:
+                break
+            avoid = self._avoid.get(entry[0].match_id)
+            if avoid and node in avoid:
+                if elsewhere is None:
+                    elsewhere = self._other_nodes(node)
+                if elsewhere - avoid:
+                    continue
+            items.append(entry)
+        if not items:
+            return
+        for entry in items:
+            self._queue.remove(entry)
+        refs = {}
+        for spec, _ in items:
+            for bot in spec.bots:
+                digest = dict(bot.env).get(SNAPSHOT_ENV) if not bot.in_process else None
+                if digest in self._snapshots:
+                    refs[digest] = self._snapshots[digest]
         gen = slot.actor.run_batch.options(num_returns="streaming").remote(
-            [(spec.match_id, blob) for spec, blob in items])
+            [(spec.match_id, blob) for spec, blob in items], refs)
         slot.batches.append(_Batch(gen, deque(items)))
+
+
+def _first_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def _pickle_by_value(factory, done: set[str]) -> None:
+    """Have cloudpickle send the module (package) of an in-process bot by value when it is not
+    installed (a script's or a test's own module): a node cannot import what only the driver has."""
+    import sysconfig
+
+    from ray import cloudpickle
+
+    target = getattr(factory, "func", factory)  # functools.partial
+    module_name = getattr(target, "__module__", None) or type(target).__module__
+    top = module_name.split(".")[0]
+    if top in done or top in ("arena", "builtins", "__main__"):
+        return
+    done.add(top)
+    module = sys.modules.get(top)
+    where = os.path.realpath(getattr(module, "__file__", None) or "")
+    installed = [os.path.realpath(p) for k, p in sysconfig.get_paths().items()
+                 if k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    if module is None or not where or any(where.startswith(p + os.sep) for p in installed):
+        return
+    cloudpickle.register_pickle_by_value(module)
 
 
 def _init_ray(ray, address: str | None, workers: int | None) -> None:

@@ -85,6 +85,9 @@ class LadderListener:
     def table_done(self, number: int, result: MatchResult) -> None:
         """A table finished and was recorded."""
 
+    def notice(self, text: str) -> None:
+        """Something happened to the executor worth telling (a node quarantined)."""
+
 
 def key_of(version: BotVersion) -> str:
     """How a version is named at a ladder's tables: `name@version`."""
@@ -372,6 +375,11 @@ class Ladder:
         self.executor.submit(guard_match(spec))
 
     def _take(self, outcome) -> None:
+        for notice in self.executor.notices():  # a node quarantined: said and recorded
+            self.listener.notice(notice.text)
+            if notice.event:
+                self.store.record_node_event(self.tid, notice.node, notice.host, notice.event,
+                                             notice.detail)
         number, spec = self.in_flight.pop(outcome.match_id)
         row = self.tables[number]
         if isinstance(outcome, MatchFailure):
@@ -379,7 +387,7 @@ class Ladder:
                                  match_id=spec.match_id)
             self._flush()
             attempts = self.store.record_match_error(self.tid, record, outcome.kind, outcome.error,
-                                                     outcome.worker)
+                                                     outcome.worker, outcome.node, outcome.host)
             if attempts >= self.config.match_attempts:
                 raise MatchErrorLimit(f"ladder table {number} ({spec.match_id}) failed {attempts} "
                                       f"times by runner errors; resume to retry it")
@@ -444,10 +452,16 @@ class Ladder:
             versions = [v for v in versions
                         if any(v.name == n and (ver is None or v.version == ver) for n, ver in wanted)]
         if rule.versions == "latest":
+            # A version named outright (`x@2`) plays beside x's latest: two versions of one bot
+            # meet as x@2 and x@3. The rest: each name's newest.
+            named = {(n, ver) for n, ver in wanted if ver is not None}
+            bare = {n for n, ver in wanted if ver is None}
             latest: dict[str, BotVersion] = {}
             for v in versions:  # oldest first: the last one seen is the newest
                 latest[v.name] = v
-            versions = list(latest.values())
+            # A name given only with versions (`x@2`) brings no "latest" of its own.
+            versions = [v for v in versions if (v.name, v.version) in named
+                        or (v is latest[v.name] and (not wanted or v.name in bare))]
         return versions
 
     def _pending_candidates(self) -> list[BotVersion]:

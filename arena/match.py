@@ -88,6 +88,10 @@ class MatchResult:
     logs: dict[str, str]
     duration_ms: float
     worker: str = ""  # host:pid of the process that ran it (on Ray: node ip:pid)
+    node: str = ""  # the Ray node id that ran it ("" outside Ray)
+    host: str = ""  # the host name of the machine that ran it
+    # Per bot name: the (name, version) its first `ready` of the match gave.
+    ready: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -96,8 +100,12 @@ class MatchFailure:
 
     match_id: str
     error: str  # traceback text, bounded (keep head+tail, ≤ 16 KiB)
-    kind: str  # "error" (exception in the runner) | "worker_died" (the worker process or node was lost)
+    # "error" (exception in the runner) | "worker_died" (the worker process or node was lost) |
+    # "host" (a bot cannot run on that node: its files or runtime missing there; HostFault)
+    kind: str
     worker: str = ""
+    node: str = ""
+    host: str = ""
 
 
 Outcome = MatchResult | MatchFailure
@@ -106,7 +114,8 @@ Outcome = MatchResult | MatchFailure
 def run_match(spec: MatchSpec) -> MatchResult:
     """Play every game of a match (blocking) and return its result."""
     result = asyncio.run(MatchRunner(spec).run())
-    result.worker = f"{socket.gethostname()}:{os.getpid()}"
+    result.host = socket.gethostname()
+    result.worker = f"{result.host}:{os.getpid()}"
     return result
 
 
@@ -122,6 +131,7 @@ class MatchRunner:
         self.failures = [0] * len(spec.bots)
         self.logs: dict[str, list[str]] = {b.name: [] for b in spec.bots}
         self.banks = [0.0] * len(spec.bots)  # ms of time bank each bot has left in its current game
+        self.ready: dict[str, tuple[str, str]] = {}
         self.request_id = 0
 
     async def run(self) -> MatchResult:
@@ -135,7 +145,8 @@ class MatchRunner:
             for i in range(len(self.players)):
                 await self._retire(i)
         logs = {name: "".join(parts) for name, parts in self.logs.items() if "".join(parts)}
-        return MatchResult(self.spec.match_id, games, logs, (time.perf_counter() - started) * 1000)
+        return MatchResult(self.spec.match_id, games, logs, (time.perf_counter() - started) * 1000,
+                           ready=self.ready)
 
     async def play(self, plan: GamePlan) -> GameRecord:
         """Play one game; a bot failure ends it as that seat's forfeit."""
@@ -298,7 +309,9 @@ class MatchRunner:
         if self.wrap:
             player = self.wrap(player)
         self.players[b] = player
-        await player.start()
+        ready = await player.start()
+        if ready is not None:
+            self.ready.setdefault(self.spec.bots[b].name, (ready.name, ready.version))
 
     async def _fail(self, b: int) -> None:
         self.failures[b] += 1

@@ -23,7 +23,7 @@ from arena.registry import parse_ref
 from arena.reports import _stage_row, _tiebreaks, stage_history, stage_standings
 from arena.scheduling.gauntlet import candidate_pairs
 from arena.standings import crosstable
-from arena.store import Store
+from arena.store import ENTRANT_NAME, Store
 
 ML_METHODS = ("bt", "pl")
 GAME_SCOPE = "game"
@@ -69,8 +69,8 @@ def tournament_ratings(store: Store, tournament_id: int, stage: int,
         names = [r["bot"] for r in stage_standings(store, tournament_id, stage)]
         rows = pool_flags(rate(games, method, bots=names, samples=0)).rows
     versions = {r["name"]: r["version"] for r in store.db.query(
-        "select b.name, b.version from tournament_bots t join bots b on b.id = t.bot_id "
-        "where t.tournament_id = ?", [tournament_id])}
+        f"select {ENTRANT_NAME} as name, b.version from tournament_bots t "
+        "join bots b on b.id = t.bot_id where t.tournament_id = ?", [tournament_id])}
     tiebreaks: tuple[str, ...] = ()
     extra: dict[str, dict] = {}
     if stage_row["format"] == "swiss":
@@ -203,12 +203,18 @@ class HeadToHead:
                 "los": None if self.los() is None else round(self.los(), 4)}
 
 
-def _bot_filter(ref: str, alias: str) -> tuple[str, list]:
-    """SQL (over `{alias}` = bots) matching a NAME or NAME@VERSION reference."""
+def _bot_filter(store: Store, ref: str, alias: str, seat_name: str) -> tuple[str, list]:
+    """SQL matching a NAME or NAME@VERSION reference: over `{alias}` = bots (by its id, so one
+    version's games only), or — no bot row so named — over `seat_name`, the name a tournament
+    gave its entrant (e.g. a registry bot entered under a `name` of its own)."""
     name, version = parse_ref(ref)
     if version is None:
-        return f"{alias}.name = ?", [name]
-    return f"{alias}.name = ? and {alias}.version = ?", [name, version]
+        where, args = f"{alias}.name = ?", [name]
+    else:
+        where, args = f"{alias}.name = ? and {alias}.version = ?", [name, version]
+    if store.db.execute(f"select 1 from bots {alias} where {where} limit 1", args).fetchone():
+        return where, args
+    return f"{seat_name} = ?", [ref]
 
 
 def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
@@ -217,8 +223,8 @@ def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
     or one game), and the per-deal pair scores of their two-bot matches."""
     if parse_ref(a)[0] == parse_ref(b)[0] and a == b:
         raise ConfigError(f"head to head needs two different bots, got {a!r} twice")
-    fa, pa = _bot_filter(a, "ba")
-    fb, pb = _bot_filter(b, "bb")
+    fa, pa = _bot_filter(store, a, "ba", "sa.bot")
+    fb, pb = _bot_filter(store, b, "bb", "sb.bot")
     scope, sargs = "", []
     if tournament_id is not None:
         store.tournament(tournament_id)  # an unknown id is an error, not "0 games"
@@ -235,8 +241,9 @@ def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
     h2h = HeadToHead(a, b)
     if not rows:
         for ref in (a, b):
-            where, args = _bot_filter(ref, "x")
-            if store.db.execute(f"select 1 from bots x where {where}", args).fetchone() is None:
+            where, args = _bot_filter(store, ref, "x", "x.bot")
+            table = "bots" if where.startswith("x.name") else "game_seats"
+            if store.db.execute(f"select 1 from {table} x where {where}", args).fetchone() is None:
                 raise ConfigError(f"no bot {ref!r} in this database")
         return h2h
     seen = set()
@@ -251,6 +258,8 @@ def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
         else:
             h2h.losses += 1
     # Per-deal pair scores: deals of matches with exactly these two bots, each deal played twice.
+    fa, pa = _bot_filter(store, a, "ba", "d.bot")
+    fb, pb = _bot_filter(store, b, "bb", "xb.bot")
     for match_id, deal, points, games in store.db.execute(
         "select d.match_id, d.deal, d.points, d.games from deals d "
         "join matches m on m.id = d.match_id "

@@ -30,7 +30,10 @@ from arena.players.base import BotSpec
 IGNORED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache"})
 IGNORED_SUFFIXES = (".pyc", ".pyo")
 MANIFEST_NAMES = ("bot.toml", "arena.toml", "manifest.toml")
-MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # a bot folder larger than this is refused, not copied
+# A bot folder larger than this is refused, not copied. Sized for a bot with a model file of a
+# few hundred MB: on a cluster the snapshot is packed in the driver's memory and sent to each node
+# once (bench/snapshot_bench.py measures the cost per node).
+MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
 MAX_FILE_BYTES = MAX_SNAPSHOT_BYTES  # one file may be the whole bot (a model, a table)
 MAX_ENTRIES = 10_000  # files and folders of a bot folder
 MAX_DEPTH = 32  # folders within folders
@@ -124,12 +127,14 @@ def _limit(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n:,} bytes"
 
 
-def scan_folder(folder: str | Path, ignore: bool = True) -> list[FolderEntry]:
+def scan_folder(folder: str | Path, ignore: bool = True,
+                skip: frozenset[str] = frozenset()) -> list[FolderEntry]:
     """A bot folder's files and folders from lstat alone: nothing followed, nothing read.
 
     RegistryError (one line, the path relative to the folder) for a symbolic link (even one that
     points inside), a FIFO, a socket, a device, a file or a folder over the limits. `ignore`
-    skips version control and bytecode caches (never part of a bot's content).
+    skips version control and bytecode caches (never part of a bot's content); `skip`, these
+    paths relative to the folder (a database and its snapshots kept in a bot's working folder).
     """
     folder = Path(folder)
     entries: list[FolderEntry] = []
@@ -142,6 +147,8 @@ def scan_folder(folder: str | Path, ignore: bool = True) -> list[FolderEntry]:
         nonlocal total
         for name in sorted(os.listdir(dir_fd)):
             rel = prefix + name
+            if rel in skip:
+                continue
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if ignore and (name in IGNORED_DIRS if stat.S_ISDIR(st.st_mode)
                            else name.endswith(IGNORED_SUFFIXES)):
@@ -275,14 +282,15 @@ def read_entries(folder: str | Path, entries: list[FolderEntry],
     return digest.hexdigest()
 
 
-def content_hash(folder: str | Path, ignore: bool = True) -> str:
+def content_hash(folder: str | Path, ignore: bool = True,
+                 skip: frozenset[str] = frozenset()) -> str:
     """SHA-256 of a bot folder: every file's relative path, executable bit and bytes, in order.
 
     Read as a snapshot is taken (see scan_folder and read_entries): RegistryError for a link, a
     device, a FIFO or a folder over the limits. `ignore=False` counts caches and version control
     too: a snapshot holds none, so one found there is a change.
     """
-    return read_entries(folder, scan_folder(folder, ignore))
+    return read_entries(folder, scan_folder(folder, ignore, skip))
 
 
 # A snapshot's content hash per (folder, stat tuple of everything in it): checked before every
@@ -490,7 +498,7 @@ class Registry:
             raise ConfigError(f"{mpath}: working directory {str(workdir)!r} does not exist")
         self._open_for_writing()  # a database that cannot be opened is said before any copy
         try:
-            tmp, digest, copied = self._copy(folder, entries, rel_manifest)
+            tmp, digest, copied = copy_snapshot(self.root, folder, entries, rel_manifest)
         except OSError as exc:  # a read-only registry folder, a full disk
             where = f"{exc.filename}: " if exc.filename else ""
             raise StoreError(f"cannot snapshot {folder} into {self.root}: {where}"
@@ -509,8 +517,9 @@ class Registry:
         """Record the copied snapshot `tmp` (moved to root/<digest>) as a version, or find it known."""
         store = self._open_for_writing()
         conn = store.db.conn
-        same = conn.execute("select version, status from bots where name = ? and content_hash = ?",
-                            [manifest.name, digest]).fetchone()
+        # A registered version has a manifest; a row without one is a bot a config ran.
+        same = conn.execute("select version, status from bots where name = ? and content_hash = ? "
+                            "and manifest is not null", [manifest.name, digest]).fetchone()
         if same:
             version, status = same
             if status == "retired":
@@ -523,23 +532,38 @@ class Registry:
             return AddResult(manifest.name, version, digest, "unchanged",
                              f"{manifest.name}@{version} already holds this content "
                              f"({digest[:8]}); nothing to do")
-        snapshot = self._install(tmp, digest)
+        snapshot = install_snapshot(self.root, tmp, digest)
         version = manifest.version or digest[:8]
-        row = conn.execute("select id, content_hash from bots where name = ? and version = ?",
-                           [manifest.name, version]).fetchone()
+
+        def recorded(v: str):
+            """(id, claimable) of the row name@v: claimable when a tournament recorded it from
+            this folder (same content and command) or before content was hashed."""
+            found = conn.execute("select id, content_hash, manifest, command from bots "
+                                 "where name = ? and version = ?", [manifest.name, v]).fetchone()
+            if found is None:
+                return None
+            same = found[1] is None or (found[1] == digest
+                                        and json.loads(found[3] or "[]") == manifest.command)
+            return found[0], found[2] is None and same
+
+        row = recorded(version)
         outcome, message = "added", f"added {manifest.name}@{version} ({digest[:8]})"
-        if row and row[1] is None:
-            # Known from a tournament run straight from its manifest: its games stay with it.
-            outcome = "claimed"
-            message = (f"added {manifest.name}@{version} ({digest[:8]}); its earlier tournament "
-                       f"games under that name and version stay with it")
-        elif row:
+        if row and not row[1]:
             given = version
             version = f"{given}+{digest[:8]}"
             outcome = "new_version"
             message = (f"{manifest.name}@{given} already holds other content; this changed folder "
                        f"is recorded as {manifest.name}@{version} (raise `version` in "
                        f"{mpath.name} to choose the number yourself)")
+            row = recorded(version)
+            if row and not row[1]:
+                raise RegistryError(f"{manifest.name}@{version} is recorded already for another "
+                                    f"program; raise `version` in {mpath.name}")
+        if row:
+            # Known from a tournament run straight from its folder: its games stay with it.
+            outcome = "claimed"
+            message = (f"added {manifest.name}@{version} ({digest[:8]}); its earlier tournament "
+                       f"games under that name and version stay with it")
         values = {
             "name": manifest.name, "version": version, "content_hash": digest, "status": "active",
             "command": json.dumps(manifest.command),
@@ -565,76 +589,12 @@ class Registry:
             self._store = Store(self.db_path)  # `bot add` is how a registry starts
         return self._store
 
-    def _copy(self, folder: Path, entries: list[FolderEntry],
-              rel_manifest: str) -> tuple[Path, str, bytes]:
-        """Copy the scanned files to a new temporary folder in root: (it, their hash, the manifest).
-
-        Files end 0444 (0555 if executable) and folders 0555: a bot running as another user
-        cannot change its snapshot. Nothing is left behind when the copy fails.
-        """
-        made_root = not self.root.exists()
-        self.root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".add-", dir=self.root))
-        manifest = bytearray()
-        out: dict[str, int] = {}
-
-        def sink(e: FolderEntry, chunk: bytes) -> None:
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(out[e.rel], view):]
-            if e.rel == rel_manifest:
-                manifest.extend(chunk)
-
-        try:
-            for e in entries:  # sorted: a folder comes before what it holds
-                if e.is_dir:
-                    (tmp / e.rel).mkdir(mode=0o700)
-            files = [e for e in entries if not e.is_dir]
-            for e in files:
-                fd = os.open(tmp / e.rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                             | os.O_CLOEXEC, 0o600)
-                out[e.rel] = fd
-            try:
-                digest = read_entries(folder, files, sink)
-                for e in files:
-                    os.fchmod(out[e.rel], 0o555 if e.executable else 0o444)
-            finally:
-                for fd in out.values():
-                    os.close(fd)
-            for e in reversed(entries):  # deepest first: a read-only folder takes no new entry
-                if e.is_dir:
-                    os.chmod(tmp / e.rel, 0o555)
-            os.chmod(tmp, 0o555)
-        except BaseException:
-            _remove_tree(tmp)
-            if made_root:
-                try:
-                    self.root.rmdir()
-                except OSError:
-                    pass
-            raise
-        return tmp, digest, bytes(manifest)
-
-    def _install(self, tmp: Path, digest: str) -> Path:
-        """Move a copied snapshot to root/<digest>; an existing one is kept if it still holds it."""
-        target = self.root / digest
-        try:
-            os.rename(tmp, target)
-            return target
-        except OSError:
-            if not target.is_dir():
-                raise
-        try:
-            verify_snapshot(target, digest, digest[:8])
-        except SnapshotChanged as exc:
-            raise StoreError(f"the registry's snapshot folder {target} no longer holds what its "
-                             f"name says ({exc.evidence}); move it aside and add the bot again") from None
-        return target
-
     # -- reading --------------------------------------------------------------------------------
     def versions(self, name: str | None = None) -> list[BotVersion]:
         """Registered versions (of one bot, or of all), oldest first."""
-        where, args = "content_hash is not null", []
+        # A registered version has a snapshot and its manifest in it; a tournament's own bots
+        # (manifest and command bots) may have a content hash too, but are not the registry's.
+        where, args = "content_hash is not null and manifest is not null", []
         if name is not None:
             where, args = where + " and name = ?", [name]
         return [self._version(r) for r in self.store.db.query(
@@ -687,9 +647,23 @@ class Registry:
         v = self.lookup(ref, active_only=True)
         spec = self.spec(v, name, args)
         # The row from the record, not the spec: a refused spec (snapshot changed) has no command.
-        return spec, {"name": spec.name, "version": v.version, "command": [*v.command, *args],
+        # Its name is the registry's whatever the entry is called in the tournament: the games
+        # are that version's (`arena bot show`, h2h and leaderboards count them by its id).
+        return spec, {"name": v.name, "version": v.version, "command": [*v.command, *args],
                       "workdir": v.workdir, "language": v.language, "description": v.description,
-                      "games": list(v.games)}
+                      "games": list(v.games), "content_hash": v.content_hash,
+                      "registry_ref": v.ref, "manifest_ref": self.manifest_ref(v)}
+
+    def manifest_ref(self, v: BotVersion) -> tuple[str, str]:
+        """(name, version) the snapshot's manifest gives: what the bot's `ready` should say."""
+        path = self.root / v.content_hash / (v.manifest or "")
+        if v.manifest and path.is_file():
+            try:
+                m = load_manifest(path)
+                return m.name, m.version
+            except ConfigError:  # a changed snapshot is refused at its start, with its hashes
+                pass
+        return v.name, v.version
 
     def show(self, ref: str) -> dict:
         """A bot's versions with, per version, games, tournaments, latest ratings, recent failures."""
@@ -769,6 +743,74 @@ class Registry:
             command=json.loads(row["command"] or "[]"), games=json.loads(row["games"] or "[]"),
             extra={k: row[k] for k in row if k not in known},
         )
+
+
+def copy_snapshot(root: Path, folder: Path, entries: list[FolderEntry],
+                  rel_manifest: str | None = None) -> tuple[Path, str, bytes]:
+    """Copy the scanned files to a new temporary folder in `root`: (it, their hash, the manifest).
+
+    Files end 0444 (0555 if executable) and folders 0555: a bot running as another user
+    cannot change its snapshot. Nothing is left behind when the copy fails.
+    """
+    made_root = not root.exists()
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".add-", dir=root))
+    manifest = bytearray()
+    out: dict[str, int] = {}
+
+    def sink(e: FolderEntry, chunk: bytes) -> None:
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(out[e.rel], view):]
+        if e.rel == rel_manifest:
+            manifest.extend(chunk)
+
+    try:
+        for e in entries:  # sorted: a folder comes before what it holds
+            if e.is_dir:
+                (tmp / e.rel).mkdir(mode=0o700)
+        files = [e for e in entries if not e.is_dir]
+        for e in files:
+            fd = os.open(tmp / e.rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o600)
+            out[e.rel] = fd
+        try:
+            digest = read_entries(folder, files, sink)
+            for e in files:
+                os.fchmod(out[e.rel], 0o555 if e.executable else 0o444)
+        finally:
+            for fd in out.values():
+                os.close(fd)
+        for e in reversed(entries):  # deepest first: a read-only folder takes no new entry
+            if e.is_dir:
+                os.chmod(tmp / e.rel, 0o555)
+        os.chmod(tmp, 0o555)
+    except BaseException:
+        _remove_tree(tmp)
+        if made_root:
+            try:
+                root.rmdir()
+            except OSError:
+                pass
+        raise
+    return tmp, digest, bytes(manifest)
+
+
+def install_snapshot(root: Path, tmp: Path, digest: str) -> Path:
+    """Move a copied snapshot to root/<digest>; an existing one is kept if it still holds it."""
+    target = root / digest
+    try:
+        os.rename(tmp, target)
+        return target
+    except OSError:
+        if not target.is_dir():
+            raise
+    try:
+        verify_snapshot(target, digest, digest[:8])
+    except SnapshotChanged as exc:
+        raise StoreError(f"the registry's snapshot folder {target} no longer holds what its "
+                         f"name says ({exc.evidence}); move it aside and add the bot again") from None
+    return target
 
 
 def _remove_tree(path: Path) -> None:

@@ -19,7 +19,7 @@ from arena.errors import ConfigError
 from arena.scheduling.base import History, MatchScore, Round, Table
 from arena.standings import (StandingRow, default_tiebreaks, overall_standings, pentanomial,
                              score_match, score_of_row, standings)
-from arena.store import Store, stored_json
+from arena.store import ENTRANT_NAME, Store, stored_json
 
 RATE_WINDOW_S = 60.0
 EXPORT_FORMATS = ("jsonl", "csv")
@@ -43,8 +43,9 @@ def _stage_row(store: Store, tournament_id: int, stage: int) -> dict:
 
 def _event_names(store: Store, tournament_id: int) -> dict[int, str]:
     return {r["entry"]: r["name"] for r in store.db.query(
-        "select t.entry, b.name from tournament_bots t join bots b on b.id = t.bot_id "
-        "where t.tournament_id = ? order by t.entry", [tournament_id])}
+        f"select t.entry, {ENTRANT_NAME} as name from tournament_bots t "
+        "join bots b on b.id = t.bot_id where t.tournament_id = ? order by t.entry",
+        [tournament_id])}
 
 
 def _local_names(store: Store, tournament_id: int, stage_row: dict) -> list[str]:
@@ -191,7 +192,7 @@ def _decoded(row: dict, *keys: str) -> dict:
 def _pairings(store: Store, tournament_id: int, stage: int,
               upto: int | None) -> tuple[list[dict], dict[str, list[dict]]]:
     matches = {(m["round"], m["table_no"]): m for m in store.db.query(
-        "select id, round, table_no, status, attempts, error, "
+        "select id, round, table_no, status, attempts, error, node, host, "
         "(select count(*) from games g where g.match_id = m.id) games "
         "from matches m where tournament_id = ? and stage = ?", [tournament_id, stage])}
     bots: dict[str, list[dict]] = defaultdict(list)
@@ -222,6 +223,8 @@ def _pairings(store: Store, tournament_id: int, stage: int,
                 "status": m["status"] if m else "pending",
                 "attempts": m["attempts"] if m else 0,
                 "games": m["games"] if m else 0,
+                # Where it ran: the Ray node id (none outside Ray) and the host's name.
+                "node": m["node"] if m else None, "host": m["host"] if m else None,
                 "bots": [{"bot": n,
                           "match_points": scored[n]["match_points"] if n in scored else None,
                           "game_points": scored[n]["game_points"] if n in scored else None}
@@ -283,7 +286,8 @@ def _forfeits(store: Store, tournament_id: int, stage: int, upto: int | None) ->
 def _runner_errors(store: Store, tournament_id: int, stage: int, upto: int | None) -> list[dict]:
     return [dict(r) for r in store.db.query(
         "select e.match_id, m.round, m.table_no as [table], e.attempt, e.kind, e.error, e.worker, "
-        "e.recorded_at, m.status from match_errors e join matches m on m.id = e.match_id "
+        "e.node, e.host, e.recorded_at, m.status from match_errors e "
+        "join matches m on m.id = e.match_id "
         "where m.tournament_id = ? and m.stage = ? and (? is null or m.round <= ?) "
         "order by m.round, m.table_no, e.attempt", [tournament_id, stage, upto, upto])]
 
@@ -328,7 +332,8 @@ def tournament_report(store: Store, tournament_id: int, round_no: int | None = N
         })
     event = t["format"] == "event"
     return {"tournament": t, "event": event, "round": round_no, "stages": stages,
-            "overall": event_standings(store, tid) if event else None}
+            "overall": event_standings(store, tid) if event else None,
+            "node_events": store.node_events(tid)}
 
 
 # ---------------------------------------------------------------------------------------------

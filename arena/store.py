@@ -6,8 +6,10 @@ every game row has its seed and every move, so any game can be replayed exactly.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shlex
 import socket
 import sqlite3
 import time
@@ -23,7 +25,7 @@ import sqlite_utils
 
 from arena.errors import LeaseError, StoreError
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 LEASE_STALE_S = 60.0  # a lease whose heartbeat is older than this belongs to a dead driver
 ERROR_KEEP = 16 * 1024  # characters of a runner error's traceback kept per attempt
 _UNWRITABLE = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM)
@@ -53,7 +55,7 @@ def _dumps(value: Any) -> str:
 
 
 _MATCH_COLS = ("tournament_id", "stage", "round", "table_no", "bots", "status", "duration_ms",
-               "finished_at", "attempts", "error", "worker")
+               "finished_at", "attempts", "error", "worker", "node", "host")
 _GAME_COLS = ("id", "match_id", "tournament_id", "stage", "ordinal", "game", "options", "num_seats",
               "deal", "rotation", "seed", "termination", "culprit_seat", "culprit_bot", "detail",
               "evidence", "steps", "duration_ms", "recorded_at")
@@ -208,24 +210,58 @@ class Store:
 
     # -- bots and tournaments -------------------------------------------------------------------
     def add_bot(self, name: str, version: str = "", command: Iterable[str] = (), workdir: str = "",
-                language: str = "", description: str = "", games: Iterable[str] = ()) -> int:
-        """The id of bot (name, version), registering it if new."""
-        row = self.db.execute(
-            "select id from bots where name = ? and version = ?", [name, version]
-        ).fetchone()
-        if row:
-            return row[0]
+                language: str = "", description: str = "", games: Iterable[str] = (),
+                content_hash: str | None = None) -> int:
+        """The id of this program's bot row (see record_bot), registering it if new."""
+        return self.record_bot(name, version, command, workdir, language, description, games,
+                               content_hash).id
+
+    def record_bot(self, name: str, version: str = "", command: Iterable[str] = (),
+                   workdir: str = "", language: str = "", description: str = "",
+                   games: Iterable[str] = (), content_hash: str | None = None) -> BotRecord:
+        """The bots row of one program version, found by identity or registered; see BotRecord.
+
+        A program's identity is (content_hash, command) when its content hash is known, else
+        (command, workdir). `name@version` held by another program is never reused: this one is
+        recorded as `name@version+<8 hex>` (the registry's convention), so the two programs' games
+        never merge.
+        """
+        command = list(command)
+        wanted = program_identity(content_hash, command, workdir)
+        rows = self.db.execute(
+            "select id, version, command, workdir, content_hash from bots where name = ? "
+            "order by id", [name]).fetchall()
+        # This version and its `+` variants (LIKE would fold case: filtered here instead).
+        taken = {v: (bot_id, stored_json(cmd, f"bots.command of bot {bot_id}"), wd, digest)
+                 for bot_id, v, cmd, wd, digest in rows
+                 if v == version or v.startswith(version + "+")}
+        for v, (bot_id, cmd, wd, digest) in taken.items():
+            if program_identity(digest, cmd, wd) == wanted:
+                # Found again: under a `+` version when the name@version was another's already.
+                differs = "" if v == version else _difference(taken.get(version), content_hash,
+                                                              command, workdir)
+                return BotRecord(bot_id, name, v, version, differs)
+        chosen, differs = version, ""
+        if version in taken:
+            differs = _difference(taken[version], content_hash, command, workdir)
+            chosen = _free_version(version, taken, content_hash, command, workdir)
         with self.transaction():
-            return self._insert("bots", [{
-                "name": name, "version": version, "command": _dumps(list(command)),
+            bot_id = self._insert("bots", [{
+                "name": name, "version": chosen, "command": _dumps(command),
                 "workdir": workdir, "language": language, "description": description,
-                "games": _dumps(list(games)), "added_at": now(),
+                "games": _dumps(list(games)), "added_at": now(), "content_hash": content_hash,
             }])
+        return BotRecord(bot_id, name, chosen, version, differs)
 
     def create_tournament(self, name: str, game: str, fmt: str, seats: int, seed: int,
                           options: dict, config: dict, bot_ids: list[int],
-                          stages: Iterable[dict] = (), lease: Lease | None = None) -> int:
-        """Record a new tournament, its entrants, its stages and its lease together; returns its id."""
+                          stages: Iterable[dict] = (), lease: Lease | None = None,
+                          names: list[str] | None = None) -> int:
+        """Record a new tournament, its entrants, its stages and its lease together; returns its id.
+
+        `names` are the entrants' names in this tournament (default: their bots rows' names);
+        they differ for `name@version` and for registry bots given a `name` of their own.
+        """
         with self.transaction():
             tid = self._insert("tournaments", [{
                 "name": name, "game": game, "format": fmt, "seats": seats, "seed": seed,
@@ -233,7 +269,9 @@ class Store:
                 "created_at": now(), "finished_at": None,
             }])
             self._insert("tournament_bots", (
-                {"tournament_id": tid, "bot_id": b, "entry": i} for i, b in enumerate(bot_ids)
+                {"tournament_id": tid, "bot_id": b, "entry": i,
+                 "name": names[i] if names is not None else None}
+                for i, b in enumerate(bot_ids)
             ))
             self._insert("stages", (
                 {"tournament_id": tid, "stage": i + 1, "status": "pending", "finished_at": None,
@@ -296,10 +334,27 @@ class Store:
         return rows
 
     def bot_ids(self, tournament_id: int) -> dict[str, int]:
-        """Entrant bot name -> bot id for a tournament."""
+        """Entrant name (in this tournament) -> bot id for a tournament."""
         return {r["name"]: r["id"] for r in self.db.query(
-            "select b.name, b.id from tournament_bots t join bots b on b.id = t.bot_id "
-            "where t.tournament_id = ? order by t.entry", [tournament_id])}
+            f"select {ENTRANT_NAME} as name, b.id from tournament_bots t "
+            "join bots b on b.id = t.bot_id where t.tournament_id = ? order by t.entry",
+            [tournament_id])}
+
+    def entrant_rows(self, tournament_id: int) -> list[dict]:
+        """A tournament's entrants' bots rows (id, content_hash, command, workdir), in entry order."""
+        rows = [dict(r) for r in self.db.query(
+            "select b.id, b.content_hash, b.command, b.workdir from tournament_bots t "
+            "join bots b on b.id = t.bot_id where t.tournament_id = ? order by t.entry",
+            [tournament_id])]
+        for r in rows:
+            r["command"] = stored_json(r["command"], f"bots.command of bot {r['id']}") or []
+        return rows
+
+    def same_config(self, name: str, digest: str) -> list[dict]:
+        """Tournaments recorded from the same config (same name and settings digest), newest first."""
+        return [t for t in self.db["tournaments"].rows_where("name = ?", [name], order_by="id desc")
+                if (stored_json(t["config"], f"tournaments.config of {t['id']}") or {}).get(
+                    "digest") == digest]
 
     def recorded_matches(self, tournament_id: int) -> set[str]:
         """Ids of the finished matches of a tournament (skipped on resume)."""
@@ -413,7 +468,8 @@ class Store:
             row = (tournament_id, item.stage, item.round, item.table,
                    _dumps(sorted({n for g in result.games for n in g.seats})), "finished",
                    round(result.duration_ms, 3), stamp, prior.get(mid, 0) + 1, None,
-                   getattr(result, "worker", "") or None)
+                   getattr(result, "worker", "") or None, getattr(result, "node", "") or None,
+                   getattr(result, "host", "") or None)
             if mid in prior:  # earlier attempts failed by runner errors: their evidence stays in match_errors
                 conn.execute(f"update matches set {', '.join(f'[{c}] = ?' for c in _MATCH_COLS)} "
                              f"where id = ?", [*row, mid])
@@ -459,8 +515,9 @@ class Store:
                                  f"values ({', '.join('?' * len(cols))})", rows)
 
     def record_match_error(self, tournament_id: int, item: MatchRecord, kind: str, error: str,
-                           worker: str = "") -> int:
-        """Record a failed attempt of a match (a runner error, not a bot's); returns the attempts so far."""
+                           worker: str = "", node: str = "", host: str = "") -> int:
+        """Record a failed attempt of a match (a runner error, not a bot's) and where it ran;
+        returns the attempts so far."""
         stamp = now()
         text = error if len(error) <= ERROR_KEEP else (
             error[: ERROR_KEEP // 2] + "\n[… cut …]\n" + error[-ERROR_KEEP // 2:])
@@ -473,21 +530,37 @@ class Store:
             attempts = (row[0] + 1) if row else 1
             if row:
                 self.db.conn.execute(
-                    "update matches set attempts = ?, error = ?, worker = ?, finished_at = ? "
-                    "where id = ?", [attempts, kind, worker or None, stamp, match_id])
+                    "update matches set attempts = ?, error = ?, worker = ?, node = ?, host = ?, "
+                    "finished_at = ? where id = ?",
+                    [attempts, kind, worker or None, node or None, host or None, stamp, match_id])
             else:
                 self._insert("matches", [{
                     "id": match_id, "tournament_id": tournament_id, "stage": item.stage,
                     "round": item.round, "table_no": item.table, "bots": _dumps(sorted(item.names)),
                     "status": "error", "duration_ms": None, "finished_at": stamp,
                     "attempts": attempts, "error": kind, "worker": worker or None,
+                    "node": node or None, "host": host or None,
                 }])
             self._insert("match_errors", [{
                 "match_id": match_id, "attempt": attempts, "kind": kind, "error": text,
-                "worker": worker or None, "recorded_at": stamp,
+                "worker": worker or None, "recorded_at": stamp, "node": node or None,
+                "host": host or None,
             }])
             self._heartbeat(tournament_id)
         return attempts
+
+    def record_node_event(self, tournament_id: int, node: str, host: str, event: str,
+                          detail: str) -> None:
+        """Record what happened to a node during a run (event `quarantined`, and why)."""
+        with self.transaction():
+            self._insert("node_events", [{
+                "tournament_id": tournament_id, "node": node, "host": host, "event": event,
+                "detail": detail, "recorded_at": now()}])
+
+    def node_events(self, tournament_id: int) -> list[dict]:
+        """A tournament's node events, oldest first."""
+        return list(self.db.query("select node, host, event, detail, recorded_at from node_events "
+                                  "where tournament_id = ? order by rowid", [tournament_id]))
 
     def game_results(self, tournament_id: int, stage: int | None = None) -> list[dict]:
         """Every game of a tournament (or stage) in ordinal order, with its seats (bot, team, score,
@@ -600,13 +673,19 @@ class Store:
             where, args = where + " and g.recorded_at >= ?", args + [since]
         games: dict[str, dict] = {}
         versions: dict[str, dict] = {}
+        keys: dict[int, str] = {}  # one key per bots row: two rows never share a line
         for row in self.db.query(
             "select g.id, g.tournament_id, g.ordinal, g.match_id, g.deal, g.recorded_at, s.bot, "
             "s.team, s.rank, b.id as bot_id, b.name, b.version from games g "
             "join game_seats s on s.game_id = g.id join bots b on b.id = s.bot_id "
             f"where {where} order by g.tournament_id, g.ordinal, s.seat", args
         ):
-            key = f"{row['name']}@{row['version']}" if row["version"] else row["name"]
+            key = keys.get(row["bot_id"])
+            if key is None:
+                key = f"{row['name']}@{row['version']}" if row["version"] else row["name"]
+                if key in versions:  # an old row named `x@1` beside bot x version 1: keep apart
+                    key = f"{key}#{row['bot_id']}"
+                keys[row["bot_id"]] = key
             seen = versions.setdefault(key, {"bot_id": row["bot_id"], "bot": row["name"],
                                              "version": row["version"], "last_played": ""})
             seen["last_played"] = max(seen["last_played"], row["recorded_at"] or "")
@@ -649,8 +728,9 @@ class Store:
                 entry = self.db.conn.execute(
                     "select count(*) from tournament_bots where tournament_id = ?",
                     [tournament_id]).fetchone()[0]
+                # Named by its key (`name@version`): two versions of one bot are two entrants.
                 self._insert("tournament_bots", [{"tournament_id": tournament_id,
-                                                  "bot_id": bot_id, "entry": entry}])
+                                                  "bot_id": bot_id, "entry": entry, "name": key}])
 
     def ladder_retire(self, tournament_id: int, bot_id: int, tick: int) -> None:
         """A version stops getting tables from table `tick` on; its games and ratings stay."""
@@ -887,6 +967,76 @@ def lease_alive(pid: int, host: str, heartbeat_ts: float | None, started: str | 
             return False  # gone, or a zombie its parent has not reaped yet
         # A pid can be reused: an old heartbeat still marks the holder dead.
     return recent
+
+
+# The keys of a config's bot row that record_bot takes (rows carry more, e.g. manifest_ref).
+BOT_FIELDS = ("name", "version", "command", "workdir", "language", "description", "games",
+              "content_hash")
+# A tournament entrant's name: its own (tournament_bots.name, set since schema 8: `name@version`,
+# a registry bot's `name` in the config) or, in tournaments recorded before, its bots row's name.
+ENTRANT_NAME = "coalesce(t.name, b.name)"
+
+
+@dataclass(frozen=True)
+class BotRecord:
+    """A program's bots row: its id, name and version, the version asked for, and — when that
+    name@version belonged to another program — how the two differ (else "")."""
+
+    id: int
+    name: str
+    version: str
+    asked: str
+    differs: str = ""
+
+    @property
+    def ref(self) -> str:
+        """`name@version` as recorded (the name alone for an empty version)."""
+        return f"{self.name}@{self.version}" if self.version else self.name
+
+    @property
+    def asked_ref(self) -> str:
+        """`name@version` as the config asked for it."""
+        return f"{self.name}@{self.asked}" if self.asked else self.name
+
+
+def program_identity(content_hash: str | None, command: list, workdir: str) -> tuple:
+    """What makes two bots rows one program: (hash, command) when the content is known, else
+    (command, working directory); a known hash never equals an unknown one."""
+    if content_hash:
+        return ("hash", content_hash, list(command))
+    return ("path", list(command), workdir)
+
+
+def _difference(old: tuple | None, content_hash: str | None, command: list, workdir: str) -> str:
+    """How a program differs from the recorded (id, command, workdir, hash), in a few words."""
+    if old is None:
+        return "another program"
+    _, cmd, wd, digest = old
+    parts = []
+    if (digest or None) != (content_hash or None):
+        parts.append(f"content {(content_hash or 'unknown')[:8]}, recorded "
+                     f"{(digest or 'unknown')[:8]}")
+    if list(cmd) != list(command):
+        parts.append(f"command {shlex.join(map(str, command))!r}, recorded "
+                     f"{shlex.join(map(str, cmd))!r}")
+    if not content_hash and wd != workdir:
+        parts.append(f"folder {workdir}, recorded {wd}")
+    return "; ".join(parts) or "another program"
+
+
+def _free_version(version: str, taken: dict, content_hash: str | None, command: list,
+                  workdir: str) -> str:
+    """`version+<8 hex>` not yet taken: the content hash's head, else a digest of the identity."""
+    ident = orjson.dumps(program_identity(content_hash, command, workdir)).decode()
+    heads = [content_hash[:8]] if content_hash else []
+    heads.append(hashlib.sha256(ident.encode()).hexdigest()[:8])
+    for head in heads:
+        if f"{version}+{head}" not in taken:
+            return f"{version}+{head}"
+    n = 2
+    while f"{version}+{heads[-1]}-{n}" in taken:
+        n += 1
+    return f"{version}+{heads[-1]}-{n}"
 
 
 @dataclass
@@ -1141,5 +1291,25 @@ def _migration_7(store: Store) -> None:
     store.db.conn.execute("alter table leases add column pid_start text")
 
 
+def _migration_8(store: Store) -> None:
+    """Entrants keep their name in the tournament (a bots row is a program version); matches and
+    runner errors gain the node and host that ran them; node events (a node quarantined).
+
+    A null tournament_bots.name (tournaments recorded before) means the bots row's name.
+    """
+    sql = store.db.conn.execute
+    sql("alter table tournament_bots add column name text")
+    sql("alter table matches add column node text")
+    sql("alter table matches add column host text")
+    sql("alter table match_errors add column node text")
+    sql("alter table match_errors add column host text")
+    # What happened to a node during a run (quarantined: no more work for it).
+    store.db.create_table("node_events",
+        {"tournament_id": int, "node": str, "host": str, "event": str, "detail": str,
+         "recorded_at": str},
+        foreign_keys=[("tournament_id", "tournaments", "id")])
+    store.db["node_events"].create_index(["tournament_id"])
+
+
 MIGRATIONS = {1: _migration_1, 2: _migration_2, 3: _migration_3, 4: _migration_4, 5: _migration_5,
-              6: _migration_6, 7: _migration_7}
+              6: _migration_6, 7: _migration_7, 8: _migration_8}

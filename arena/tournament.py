@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from arena.config import TournamentConfig, load_config
-from arena.registry import Registry, guard_match
-from arena.errors import Cancelled, ConfigError, MatchErrorLimit, StoreError
+from arena.config import TournamentConfig, load_config, shown
+from arena.registry import SNAPSHOT_ENV, Registry, guard_match
+from arena.errors import Cancelled, ConfigError, DuplicateRun, HostFault, MatchErrorLimit, StoreError
 from arena.events import EventPlan, StagePlan, match_spec, plan_event
 from arena.executors import Executor, choose_executor, make_executor
 from arena.match import MatchFailure, MatchResult, MatchSpec
@@ -30,7 +30,7 @@ from arena.players.base import BotSpec
 from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING, DEFAULT_SAMPLES
 from arena.scheduling import History, MatchScore, Round
 from arena.standings import deal_points, deal_scores, score_match, score_of_row
-from arena.store import Lease, MatchRecord, Store
+from arena.store import BOT_FIELDS, Lease, MatchRecord, Store
 
 FLUSH_MATCHES = 64  # finished matches buffered into one transaction at most
 FLUSH_SECONDS = 0.25  # and never held longer than this before they are written
@@ -72,6 +72,10 @@ class Listener:
     def match_failed(self, failure: MatchFailure, attempt: int) -> None:
         """A match attempt failed by a runner error."""
 
+    def notice(self, message: str) -> None:
+        """One line the organiser should read (a bot recorded as a new version, a `ready` that
+        names another bot or version, a node quarantined); the CLI prints it above the bar."""
+
 
 def run_tournament(
     config: TournamentConfig,
@@ -81,10 +85,14 @@ def run_tournament(
     executor: Executor,
     resume: bool = False,
     listener: Listener | None = None,
+    new: bool = False,
 ) -> TournamentRun:
-    """Play (or resume) a tournament and store its games, standings data and Elo ratings."""
+    """Play (or resume) a tournament and store its games, standings data and Elo ratings.
+
+    `new`: a deliberate second run of a config the store already holds a tournament of.
+    """
     plan = plan_event(config, bots, bot_rows)  # every check before the first write
-    return Driver(plan, store, executor, listener or Listener()).run(resume)
+    return Driver(plan, store, executor, listener or Listener()).run(resume, new)
 
 
 def run_config(
@@ -96,9 +104,17 @@ def run_config(
     resume: bool = False,
     pin: bool | None = None,
     listener: Listener | None = None,
+    new: bool = False,
 ) -> TournamentRun:
-    """Load a config, choose an executor, and run (or resume) the tournament into the database `db`."""
+    """Load a config, choose an executor, and run (or resume) the tournament into the database `db`.
+
+    A config the database holds a tournament of already is refused (DuplicateRun) unless `resume`
+    (go on with it) or `new` (a deliberate second run) says which is meant.
+    """
     listener = listener or Listener()
+    if resume and new:
+        raise ConfigError("give --resume (go on with the recorded tournament) or --new (a second "
+                          "run), not both")
     config, bots, rows = load_config(config_path, registry=Registry(db))  # `bot = "name@v"`
     bots = [b if b.in_process else replace(b, user=config.bot_user) for b in bots]
     plan = plan_event(config, bots, rows)
@@ -107,12 +123,26 @@ def run_config(
     enforced = isolation_check(sandbox, config.bot_user, config.allow_unconfined,
                                any(not b.in_process for b in bots))
     from arena.players.launch import check_readable
+    from arena.players.process import check_runtime, resolve_command
+    from arena.snapshots import snapshot_bots
 
+    # Every subprocess bot runs from a snapshot of its folder (copied once per content): what
+    # any node runs, and what a resume plays, is what was planned here.
+    plan.bots, plan.rows = snapshot_bots(bots, rows, db)  # stages depend on names and games only
+    bots = plan.bots
+    for bot in bots:  # a program missing here is a typo in the config, said before any write
+        if not bot.in_process:
+            try:
+                check_runtime(resolve_command(bot.command), bot.workdir, bot.name)
+            except HostFault as exc:
+                raise ConfigError(str(exc)) from None
     try:
         check_readable(bots, config.bot_user)
     except PermissionError as exc:
         raise ConfigError(str(exc)) from None
     store = Store(db)
+    if not resume and not new:
+        refuse_duplicate(store, plan)  # before an executor (a Ray cluster) is started
     if ray_address and executor == "auto":
         executor, reason = "ray", f"--ray-address {ray_address}"
     else:
@@ -120,9 +150,44 @@ def run_config(
     listener.executor(executor, reason, sandbox, sandbox_reason, enforced)
     with make_executor(executor, ray_address, workers,
                        pin=config.pin_cpu if pin is None else pin) as ex:
-        run = Driver(plan, store, ex, listener).run(resume)
+        run = Driver(plan, store, ex, listener).run(resume, new)
     run.executor, run.executor_reason = executor, reason
     return run
+
+
+def refuse_duplicate(store: Store, plan: EventPlan) -> None:
+    """DuplicateRun naming the recorded tournament of this very config (name and settings), if any.
+
+    Its games are recorded once already: a second run by mistake would count them again in the
+    pooled leaderboards, so it takes --new to say it is meant.
+    """
+    same = store.same_config(plan.name, plan.digest)
+    if not same:
+        return
+    t = same[0]
+    what = f"tournament {t['id']} ({plan.name!r}, {t['status']}) holds this config already"
+    if t["status"] in ("finished", "cancelled"):
+        raise DuplicateRun(f"{what}; to play it again as a second tournament use --new "
+                           f"(--resume goes on only with an unfinished one)")
+    raise DuplicateRun(f"{what}; go on with it with --resume, or start a deliberate second run "
+                       f"with --new")
+
+
+def ready_mismatch(manifest: tuple[str, str], ready: tuple[str, str]) -> str:
+    """"" when a bot's `ready` (name, version) matches its manifest's, else one line saying how.
+
+    A bot that leaves a field empty says nothing about it: only a different value counts.
+    """
+    (m_name, m_version), (r_name, r_version) = manifest, ready
+    parts = []
+    if r_name and r_name != m_name:
+        parts.append(f"name {shown(r_name)}")  # the bot's words: look-alikes made visible
+    if r_version and r_version != m_version:
+        parts.append(f"version {shown(r_version)}")
+    if not parts:
+        return ""
+    return (f"its ready message gives {' and '.join(parts)}, its manifest "
+            f"{m_name!r} version {m_version!r} (is the manifest or the bot out of date?)")
 
 
 def _sandbox_choice(setting: str) -> tuple[str, str]:
@@ -202,7 +267,8 @@ def start_heartbeat(store: Store, tid: int, token: str,
                 cancel = own.heartbeat(tid, token)
             except Exception:  # a busy database: try again next beat
                 continue
-            if cancel and not cancel_requested.is_set():
+            # A beat that ran as the driver finished finds the lease released: not a cancel.
+            if cancel and not stop.is_set() and not cancel_requested.is_set():
                 cancel_requested.set()
                 if main_thread:
                     os.kill(os.getpid(), signal.SIGTERM)
@@ -228,11 +294,18 @@ class Driver:
         self.run_info: TournamentRun | None = None
         self._buffer: list[MatchRecord] = []
         self._buffered_since = 0.0
+        # What each bot's `ready` should say (its manifest's name and version), by its name here;
+        # a bot whose `ready` says otherwise is warned about once.
+        self._expected_ready = {b.name: tuple(row["manifest_ref"])
+                                for b, row in zip(plan.bots, plan.rows) if row.get("manifest_ref")}
 
     # -- lifecycle ------------------------------------------------------------------------------
-    def run(self, resume: bool) -> TournamentRun:
-        """Create or resume the tournament, play every stage, and mark it finished."""
-        self.tid = self._open(resume)
+    def run(self, resume: bool, new: bool = False) -> TournamentRun:
+        """Create or resume the tournament, play every stage, and mark it finished.
+
+        Without `resume` or `new`, a tournament of the same config already recorded is refused.
+        """
+        self.tid = self._open(resume, new)
         run = self.run_info = TournamentRun(self.tid)
         done_games = self.store.db.execute(
             "select count(*) from games where tournament_id = ?", [self.tid]).fetchone()[0]
@@ -267,7 +340,7 @@ class Driver:
         self.store.set_status(self.tid, "finished")
         return run
 
-    def _open(self, resume: bool) -> int:
+    def _open(self, resume: bool, new: bool = False) -> int:
         plan, store = self.plan, self.store
         full_config = {**plan.config.model_dump(mode="json"), "digest": plan.digest}
         if resume:
@@ -281,11 +354,27 @@ class Driver:
                 raise ConfigError(f"cannot resume tournament {existing['id']} ({plan.name!r}): "
                                   f"it is {existing['status']}")
             tid = existing["id"]
+            self._replay_recorded(tid)
             store.acquire_lease(tid, self.lease, take_stale=True)
             store.set_status(tid, "running")
             self.bot_ids = store.bot_ids(tid)
             return tid
-        ids = [store.add_bot(**row) for row in plan.rows]
+        if not new:
+            refuse_duplicate(store, plan)  # before anything is written
+        records = [store.record_bot(**{k: v for k, v in row.items() if k in BOT_FIELDS})
+                   for row in plan.rows]
+        ids = [r.id for r in records]
+        for spec, rec in zip(plan.bots, records):
+            if rec.version != rec.asked:
+                # Another program holds the name@version: this one is a version of its own, so
+                # the two programs' games never merge.
+                self.listener.notice(f"bot {spec.name!r}: another program than the recorded "
+                                     f"{rec.asked_ref} ({rec.differs}); recorded as {rec.ref}")
+        twice = {i for i in ids if ids.count(i) > 1}
+        if twice:
+            shared = [s.name for s, i in zip(plan.bots, ids) if i in twice]
+            raise ConfigError(f"bots {', '.join(map(repr, shared))} are one program (same name, "
+                              f"content and command); enter it once")
         first = plan.stages[0]
         games = ",".join(dict.fromkeys(s.config.game for s in plan.stages))
         stage_rows = [{
@@ -297,9 +386,33 @@ class Driver:
         tid = store.create_tournament(
             plan.name, games, "event" if plan.config.event else first.config.format,
             first.config.seats, plan.config.seed, first.options, full_config, ids,
-            stages=stage_rows, lease=self.lease)
+            stages=stage_rows, lease=self.lease, names=[b.name for b in plan.bots])
         self.bot_ids = store.bot_ids(tid)
         return tid
+
+    def _replay_recorded(self, tid: int) -> None:
+        """On resume, a bot whose folder changed since the tournament began plays the snapshot
+        recorded for it: a resumed tournament plays what was planned (and is said to)."""
+        from arena.snapshots import snapshot_of
+
+        recorded = self.store.entrant_rows(tid)
+        if len(recorded) != len(self.plan.bots):
+            return  # not this plan's entrants: the digest check said otherwise, nothing to map
+        for i, (spec, rec) in enumerate(zip(self.plan.bots, recorded)):
+            found = snapshot_of(spec)
+            digest = rec["content_hash"]
+            if found is None or not digest or found[0] == digest:
+                continue
+            if not Path(rec["workdir"]).is_dir():
+                raise ConfigError(f"cannot resume tournament {tid}: bot {spec.name!r} changed since "
+                                  f"it began (recorded {digest[:8]}, now {found[0][:8]}) and its "
+                                  f"recorded snapshot {rec['workdir']} is gone")
+            env = tuple((k, digest if k == SNAPSHOT_ENV else v) for k, v in spec.env)
+            self.plan.bots[i] = replace(spec, command=tuple(rec["command"]),
+                                        workdir=rec["workdir"], env=env)
+            self.listener.notice(f"bot {spec.name!r} changed since tournament {tid} began "
+                                 f"(now {found[0][:8]}): the resume plays its recorded snapshot "
+                                 f"{digest[:8]}")
 
     def _install_sigterm(self) -> Callable[[], None]:
         return install_sigterm(self.stop_requested)
@@ -392,6 +505,11 @@ class Driver:
             if self._buffer and not ex.ready():
                 self._flush()  # about to wait: what is finished lands now, not after the wait
             outcome = ex.next_outcome()
+            for notice in ex.notices():
+                self.listener.notice(notice.text)
+                if notice.event:
+                    self.store.record_node_event(self.tid, notice.node, notice.host, notice.event,
+                                                 notice.detail)
             record, spec = state.in_flight.pop(outcome.match_id)
             if isinstance(outcome, MatchFailure):
                 self._failed(state, record, spec, outcome)
@@ -413,13 +531,23 @@ class Driver:
         run = self.run_info
         run.matches_played += 1
         run.games_played += len(result.games)
+        self._check_ready(result)
         self.listener.match_done(result)
+
+    def _check_ready(self, result: MatchResult) -> None:
+        """Warn once per bot whose `ready` names another bot or version than its manifest."""
+        for name, said in (getattr(result, "ready", None) or {}).items():
+            expected = self._expected_ready.pop(name, None)  # looked at once, whatever it says
+            if expected is not None:
+                mismatch = ready_mismatch(expected, tuple(said))
+                if mismatch:
+                    self.listener.notice(f"bot {name!r}: {mismatch}")
 
     def _failed(self, state: _StageState, record: MatchRecord, spec: MatchSpec,
                 failure: MatchFailure) -> None:
         self._flush()
         attempts = self.store.record_match_error(self.tid, record, failure.kind, failure.error,
-                                                 failure.worker)
+                                                 failure.worker, failure.node, failure.host)
         self.run_info.errors += 1
         state.attempts[spec.match_id] = state.attempts.get(spec.match_id, 0) + 1
         self.listener.match_failed(failure, attempts)

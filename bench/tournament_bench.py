@@ -5,7 +5,8 @@
 1. Throughput on a CPU-bound tournament (`--bots` shipped bots, half random, half heuristic, in a
    Xeri round robin, `--deals` deals per match): games/s serially unpinned, serially pinned to one
    core, and on Ray with `--workers` actors (start-up excluded, actors warmed), and the ratio Ray /
-   pinned serial. Matches are never split, so n matches on w workers cannot beat
+   pinned serial; and Ray again with the bots on snapshots, as `arena run` plays them (their
+   hashes checked before each match, nothing copied on one machine). Matches are never split, so n matches on w workers cannot beat
    n / ceil(n / w): 6 bots (15 matches) cap 2 workers at 1.88x, 8 bots (28 matches) at 2x.
 2. Wall time of the quick start (configs/quickstart.toml) from executor start to shutdown: the
    `auto` choice, serial, and forced Ray, with the ratio auto / serial.
@@ -117,10 +118,18 @@ def throughput(config_path: Path, workers: int, repeat: int) -> None:
     games = 0
     ceiling: list[float] = []
 
+    # As `arena run` plays them: every bot moved onto a snapshot of its folder (checked before
+    # each match); on one machine nothing is copied or sent, which the ray / ray+snapshots ratio
+    # shows.
+    from arena.snapshots import snapshot_bots
+
+    snapped = snapshot_bots(bots, rows, Path(tempfile.mkdtemp(prefix="arena-bench-")) / "b.db")
+
     def timed(label: str, executor: Executor) -> None:
         nonlocal games
         started = time.perf_counter()
-        results = drive(config, bots, rows, executor)
+        use_bots, use_rows = snapped if label == "snap" else (bots, rows)
+        results = drive(config, use_bots, use_rows, executor)
         seconds = time.perf_counter() - started
         games = checker.check(results)
         best[label] = min(best.get(label, float("inf")), seconds)
@@ -134,6 +143,7 @@ def throughput(config_path: Path, workers: int, repeat: int) -> None:
             timed("serial", SerialExecutor(pin=False))
             timed("pinned", SerialExecutor(pin=True))
             timed("ray", ray)
+            timed("snap", ray)
             ceiling.append(machine_scaling(workers))
     finally:
         ray.close()
@@ -145,6 +155,8 @@ def throughput(config_path: Path, workers: int, repeat: int) -> None:
     print(f"   pinned / unpinned serial {best['serial'] / best['pinned']:5.2f}x")
     print(f"   ray / unpinned serial    {best['serial'] / best['ray']:5.2f}x")
     print(f"   ray / pinned serial      {best['pinned'] / best['ray']:5.2f}x   (target >= 1.8)")
+    print(f"   ray, bots from snapshots {games / best['snap']:7.1f} games/s: "
+          f"{best['ray'] / best['snap']:5.2f}x the speed without (target ~1.0)")
     print(f"   the machine's own ceiling: {workers} pinned CPU loops at once do "
           f"{min(ceiling):.2f}-{max(ceiling):.2f}x the work of one")
 

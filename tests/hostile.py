@@ -23,9 +23,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from arena.players import users
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKES = Path(__file__).resolve().parent / "fakebots"
@@ -107,19 +110,57 @@ class Isolated:
         return self.stdout + self.stderr
 
 
+def reveal_script(paths: list[str], uid: int, keep: Path) -> str:
+    """Shell lines (run as root in a private mount namespace) that let `uid` reach `paths`
+    through folders closed to it: each such folder is covered by a tmpfs showing only the path
+    (held meanwhile under `keep`)."""
+    lines = ["mount --make-rprivate /"]
+    done = set()
+    for path in paths:
+        for folder, inner in users.blocked_folders(path, uid, uid) or ():
+            if (folder, inner) in done:
+                continue
+            done.add((folder, inner))
+            hold = f"{keep}/{len(done)}"
+            is_folder = os.path.isdir(inner)
+            lines += [f"mkdir -p {hold}" if is_folder else f"touch {hold}",
+                      f"mount --bind {inner} {hold}",
+                      f"mount -t tmpfs -o mode=0755 tmpfs {folder}",
+                      f"mkdir -p {inner}" if is_folder else f"touch {inner}",
+                      f"mount --bind {hold} {inner}"]
+    return "\n".join(lines)
+
+
+def shell_quote(text: str) -> str:
+    """`text` as one single-quoted word for sh."""
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
 def run_isolated(args: list[str], timeout: float = 60, cwd: Path | None = None,
                  signal_after: tuple[float, int] | None = None,
-                 ready: str | None = None) -> Isolated:
+                 ready: str | None = None, as_uid: int | None = None) -> Isolated:
     """Run `arena ARGS` as pid 1 of a new PID namespace (mount of /proc included).
 
     `signal_after=(seconds, sig)` sends `sig` to the command that many seconds after it started,
     or, with `ready`, that many seconds after a file of that path first exists. The
     namespace is killed at `timeout` (the result then has returncode None). The worktree's own
-    arena is imported, whatever is installed.
+    arena is imported, whatever is installed. `as_uid` (root only) runs the command as that
+    user, with the folders it needs (Python, the worktree, `cwd`) revealed to it.
     """
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
-    argv = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child",
-            sys.executable, "-c", DRIVER, str(ROOT), *args]
+    command = [sys.executable, "-c", DRIVER, str(ROOT), *args]
+    work = None
+    if as_uid is None:
+        argv = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", *command]
+    else:
+        work = Path(tempfile.mkdtemp(prefix="arena-hostile-"))
+        needed = [os.path.realpath(sys.executable), os.path.dirname(os.__file__), sys.prefix,
+                  str(ROOT), *([str(cwd)] if cwd else [])]
+        script = (f"{reveal_script(needed, as_uid, work)}\n"
+                  f"exec setpriv --reuid={as_uid} --regid={as_uid} --clear-groups "
+                  + " ".join(shell_quote(part) for part in command))
+        argv = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "--mount",
+                "sh", "-c", script]
     started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -139,6 +180,9 @@ def run_isolated(args: list[str], timeout: float = 60, cwd: Path | None = None,
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # unshare dies; --kill-child ends the namespace
         out, err = proc.communicate()
+    finally:
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
     seconds = time.monotonic() - started
     head, _, tail = out.rpartition(RESULT)
     if not _:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import socket
 import sys
 import textwrap
 from pathlib import Path
@@ -130,19 +131,19 @@ def test_a_csv_cell_that_starts_with_a_formula_is_neutralised(tmp_path):
     ''')
     db = tmp_path / "a.db"
     ran = run(path, db)
-    assert ran.exit_code == 0, ran.output
+    assert ran.exit_code == 1, ran.output  # not played as planned: one bot never started
     out = runner.invoke(app, ["failures", "--db", str(db), "--format", "csv"])
     rows = list(csv.DictReader(io.StringIO(out.output)))
     assert rows and all(r["bot"] == "formula" for r in rows)
     first = rows[0]
     assert first["reason"] == "startup_failure" and first["stderr_tail"] == "'=1+1"
-    # Exited before `ready`: it never started, and the run said so in one line, yet exited 0.
-    lines = [ln for ln in ran.output.splitlines() if "never started" in ln]
+    # Exited before `ready`: it never started, and the run said so in one line.
+    lines = [ln for ln in ran.output.splitlines() if ln.startswith("bot ")]
     assert lines == ["bot 'formula' never started: handshake failed: the bot closed its output or "
                      "exited (exit code 2)"]
 
 
-def test_a_missing_command_is_reported_once_at_the_end_of_the_run(tmp_path):
+def test_a_missing_command_is_refused_before_anything_is_written(tmp_path):
     path = write(tmp_path, f'''
         [[bots]]
         name = "ghost"
@@ -156,28 +157,51 @@ def test_a_missing_command_is_reported_once_at_the_end_of_the_run(tmp_path):
     ''')
     db = tmp_path / "a.db"
     out = run(path, db)
-    assert out.exit_code == 0, out.output
-    lines = [ln for ln in out.output.splitlines() if "never started" in ln]
-    assert len(lines) == 1
-    assert lines[0].startswith("bot 'ghost' never started: cannot start ['/nonexistent/ghost-bot']")
-    assert "No such file or directory" in lines[0]
+    assert out.exit_code == 2 and not db.exists()
+    assert out.output.strip().splitlines() == [
+        f"error: bot 'ghost': /nonexistent/ghost-bot is not installed on host {socket.gethostname()}"]
+
+
+def test_a_bot_that_never_started_is_reported_once_and_the_run_exits_1(tmp_path):
+    (tmp_path / "quits.py").write_text("import sys\nsys.exit(3)\n")
+    path = write(tmp_path, f'''
+        [[bots]]
+        name = "quits"
+        command = ["{sys.executable}", "quits.py"]
+        [[bots]]
+        manifest = "{BOTS}/random.toml"
+        [[bots]]
+        manifest = "{BOTS}/random.toml"
+        name = "random-b"
+        args = ["2"]
+    ''')
+    db = tmp_path / "a.db"
+    out = run(path, db)
+    assert out.exit_code == 1, out.output
+    lines = [ln for ln in out.output.splitlines() if ln.startswith("bot ")]
+    assert len(lines) == 1 and lines[0].startswith("bot 'quits' never started: handshake failed")
+    last = out.output.strip().splitlines()[-1]
+    assert last.endswith("could not be played as planned: 1 of 3 bots never started; their games "
+                         "are all forfeits")
     store = Store(db)
     (row,) = never_started(store, store.tournament()["id"])
-    assert row["bot"] == "ghost" and row["games"] == 4
+    assert row["bot"] == "quits" and row["games"] == 4
 
 
 def test_a_run_where_no_bot_starts_exits_1(tmp_path):
-    path = write(tmp_path, '''
+    (tmp_path / "quits.py").write_text("import sys\nsys.exit(3)\n")
+    path = write(tmp_path, f'''
         [[bots]]
         name = "ghost-a"
-        command = ["/nonexistent/a"]
+        command = ["{sys.executable}", "quits.py"]
         [[bots]]
         name = "ghost-b"
-        command = ["/nonexistent/b"]
+        command = ["{sys.executable}", "quits.py", "b"]
     ''')
     out = run(path, tmp_path / "a.db")
     assert out.exit_code == 1
-    assert sum("never started" in ln for ln in out.output.splitlines()) == 2
+    assert sum(ln.startswith("bot ") for ln in out.output.splitlines()) == 2
+    assert "could not be played as planned: no bot ever started" in out.output
 
 
 def test_a_bot_that_ran_once_is_not_reported(tmp_path):

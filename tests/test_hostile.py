@@ -10,6 +10,7 @@ the database passes its integrity check. See tests/hostile.py for the isolation.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 import signal
@@ -37,6 +38,7 @@ game = "xeri"
 seed = 3
 deals = 1
 sandbox = "none"
+{user}
 [options]
 rounds = 1
 [time]
@@ -58,10 +60,18 @@ BOTS = FAKES.parent.parent / "bots"
 runner = CliRunner()
 
 
-def tournament(tmp_path: Path, mode: str, when: int = 2, move_ms: int = 500):
+# Bots run as the runner's own user: what every bot of a non-root runner gets, and the one case in
+# which a bot may reopen the runner's end of its stdin pipe (a root runner's default, a uid per
+# seat, refuses that: see test_a_bot_of_its_own_uid_cannot_fill_its_stdin).
+AS_RUNNER = 'bot_user = "runner"\nallow_unconfined = true'
+ROOT = os.geteuid() == 0
+
+
+def tournament(tmp_path: Path, mode: str, when: int = 2, move_ms: int = 500, user: str = ""):
     """Run the round robin of `bad` and two random bots in a PID namespace; (games, bad's log, db)."""
     config = tmp_path / "t.toml"
     config.write_text(CONFIG.format(move_ms=move_ms, fakes=FAKES, bots=BOTS, mode=mode, when=when,
+                                    user=user,
                                     mark=f"mark-{uuid.uuid4().hex}"))
     db = tmp_path / "arena.db"
     result = run_isolated(["run", str(config), "--db", str(db), "--executor", "serial", "-q"],
@@ -108,24 +118,44 @@ def assert_cli_renders(db: Path, bad: list[dict]) -> None:
 STALLED = r"^did not read its input: [\d,]+ of [\d,]+ bytes of {what} taken in [\d,]+ ms$"
 
 
-@pytest.mark.skip(reason="open: the stdin-filling bot under a uid of its own (bot_user) no longer stalls the runner as written; to be re-fit to the uid drop")
 @pytest.mark.parametrize("mode, what", [
     ("fill_ready", "game_start"),  # full before its first game: game_start cannot be written
     ("fill_act", r"act \(request_id \d+\)"),  # full after its second answer: the next act
 ])
 def test_a_bot_that_stops_reading_is_a_timeout(tmp_path, mode, what):
-    bad, log, db = tournament(tmp_path, mode)
+    bad, log, db = tournament(tmp_path, mode, user=AS_RUNNER)
     assert_failures(bad, "timeout", STALLED.format(what=what), r"did not read")
     assert "arena: did not read its input" in log  # the author sees it in the bot's log too
+    assert "cannot reopen stdin" not in log
     assert_cli_renders(db, bad)
 
 
-@pytest.mark.skip(reason="open: the stdin-filling bot under a uid of its own (bot_user) no longer stalls the runner as written; to be re-fit to the uid drop")
+@pytest.mark.skipif(not ROOT, reason="a bot runs as a uid of its own only under a root runner")
+def test_a_bot_of_its_own_uid_cannot_fill_its_stdin(tmp_path):
+    # The pipe belongs to the runner's uid (mode 0600): the bot's reopen of /proc/self/fd/0 is
+    # refused, so all it can do is stall, which is an ordinary move timeout.
+    bad, log, db = tournament(tmp_path, "fill_act")
+    assert "hostile: cannot reopen stdin for writing: [Errno 13] Permission denied" in log, log
+    assert "hostile: stdin filled" not in log
+    assert_failures(bad, "timeout", detail=r"^(?!did not read)")
+    assert_cli_renders(db, bad)
+
+
 def test_a_bot_that_stops_reading_before_game_end_only_fails_itself(tmp_path):
     # game_end cannot be written: the game stands as played, the bot is restarted for its next.
-    bad, log, _ = tournament(tmp_path, "fill_last")
+    bad, log, _ = tournament(tmp_path, "fill_last", user=AS_RUNNER)
     assert all(g["termination"] == "normal" for g in bad), bad
     assert re.search(STALLED.format(what="game_end").strip("^$"), log), log[-2000:]
+
+
+def as_other_user(tmp_path: Path) -> int | None:
+    """Under a root runner, the uid to run `bot check` as so that its bot shares the checker's
+    user and may fill its stdin (tmp_path opened to it); None otherwise."""
+    if not ROOT:
+        return None
+    for path in (tmp_path, *tmp_path.rglob("*")):
+        path.chmod(0o777 if path.is_dir() else 0o666)
+    return 65534
 
 
 def hostile_folder(root: Path, mode: str, when: int = 2, *extra: str) -> Path:
@@ -143,17 +173,15 @@ def hostile_folder(root: Path, mode: str, when: int = 2, *extra: str) -> Path:
     return folder
 
 
-@pytest.mark.skip(reason="open: the stdin-filling bot under a uid of its own (bot_user) no longer stalls the runner as written; to be re-fit to the uid drop")
 def test_bot_check_reports_a_bot_that_stops_reading(tmp_path):
     folder = hostile_folder(tmp_path, "fill_act")
     result = run_isolated(["bot", "check", str(folder), "--sandbox", "none", "--move-ms", "500",
-                           "--deals", "1"], timeout=30, cwd=tmp_path)
+                           "--deals", "1"], timeout=30, cwd=tmp_path, as_uid=as_other_user(tmp_path))
     assert result.returncode == 1, result.output
     assert "did not read its input" in result.stdout and "Traceback" not in result.output
     assert result.leftovers == []
 
 
-@pytest.mark.skip(reason="open: the stdin-filling bot under a uid of its own (bot_user) no longer stalls the runner as written; to be re-fit to the uid drop")
 def test_bot_check_stops_promptly_on_sigterm(tmp_path):
     # A 60 s move time: the stalled write would hold the check for a minute per game. As pid 1
     # of its namespace (a container without an init) a process without a handler never sees
@@ -161,7 +189,7 @@ def test_bot_check_stops_promptly_on_sigterm(tmp_path):
     folder = hostile_folder(tmp_path, "fill_act", 1)
     result = run_isolated(["bot", "check", str(folder), "--sandbox", "none", "--move-ms", "60000",
                            "--deals", "1"], timeout=25, cwd=tmp_path,
-                          signal_after=(3.0, signal.SIGTERM))
+                          signal_after=(3.0, signal.SIGTERM), as_uid=as_other_user(tmp_path))
     assert result.returncode == 128 + signal.SIGTERM, result.output
     assert result.seconds - result.signalled_at < 5
     lines = result.stderr.strip().splitlines()
@@ -175,6 +203,7 @@ seed = 4
 deals = 1
 in_flight = 1
 sandbox = "none"
+{user}
 [[formats]]
 game = "xeri"
 seats = 2
@@ -187,7 +216,6 @@ placement_games = 2
 """
 
 
-@pytest.mark.skip(reason="open: the stdin-filling bot under a uid of its own (bot_user) no longer stalls the runner as written; to be re-fit to the uid drop")
 @pytest.mark.parametrize("mode, why", [
     ("fill_act", "did not read its input"),
     ("deep", "nested 991 levels deep"),
@@ -206,7 +234,7 @@ def test_a_ladder_rejects_the_version_and_goes_on(tmp_path, mode, why):
     out = runner.invoke(app, ["bot", "add", str(hostile_folder(tmp_path, mode)), "--db", str(db)])
     assert out.exit_code == 0, out.output
     config = tmp_path / "ladder.toml"
-    config.write_text(LADDER)
+    config.write_text(LADDER.replace("{user}", AS_RUNNER if mode.startswith("fill") else ""))
     result = run_isolated(["ladder", "start", str(config), "--db", str(db), "--executor", "serial",
                            "--games", "4", "-q"], timeout=40, cwd=tmp_path)
     assert result.returncode == 0, result.output

@@ -23,6 +23,7 @@ import pytest
 
 from arena.players import cgroups, users
 from arena.players.launch import sandbox_status
+from hostile import reveal_script, shell_quote
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKES = Path(__file__).parent / "fakebots"
@@ -90,27 +91,6 @@ print(json.dumps({"status": status, "peaks": peaks}))
 """
 
 
-def _reveal_script(paths: list[str], uid: int, keep: Path) -> str:
-    """Shell lines (run as root in a private mount namespace) that let `uid` reach `paths`
-    through folders closed to it: each such folder is covered by a tmpfs showing only the path
-    (held meanwhile under `keep`)."""
-    lines = ["mount --make-rprivate /"]
-    done = set()
-    for path in paths:
-        for number, (folder, inner) in enumerate(users.blocked_folders(path, uid, uid) or ()):
-            if (folder, inner) in done:
-                continue
-            done.add((folder, inner))
-            hold = f"{keep}/{len(done)}"
-            kind = "-d" if os.path.isdir(inner) else "-f"
-            make = f"mkdir -p {hold}" if kind == "-d" else f"touch {hold}"
-            make_inner = f"mkdir -p {inner}" if kind == "-d" else f"touch {inner}"
-            lines += [make, f"mount --bind {inner} {hold}",
-                      f"mount -t tmpfs -o mode=0755 tmpfs {folder}", make_inner,
-                      f"mount --bind {hold} {inner}"]
-    return "\n".join(lines)
-
-
 def run_isolated(mode: str, sandbox: str, *, arg: str = "", as_uid: int | None = None,
                  memory_mb: int = 2048, processes: int = 64, tmp_mb: int = 256,
                  move_ms: int = 5000, timeout: float = 120) -> dict:
@@ -125,14 +105,14 @@ def run_isolated(mode: str, sandbox: str, *, arg: str = "", as_uid: int | None =
     db = work / "arena.db"
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT),
            "HOME": str(work), "LANG": "C.UTF-8"}
-    driver = f"{sys.executable} -c {_quote(DRIVER)} {config} {db}"
+    driver = f"{sys.executable} -c {shell_quote(DRIVER)} {config} {db}"
     if as_uid is None:
         script = driver
     else:
         needed = [os.path.realpath(sys.executable), os.path.dirname(os.__file__), sys.prefix,
                   str(ROOT), str(FAKES)]
         keep = work / "keep"
-        script = (f"{_reveal_script(needed, as_uid, keep)}\n"
+        script = (f"{reveal_script(needed, as_uid, keep)}\n"
                   f"exec setpriv --reuid={as_uid} --regid={as_uid} --clear-groups {driver}")
     try:
         run = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "--mount", "sh", "-c",
@@ -152,10 +132,6 @@ def run_isolated(mode: str, sandbox: str, *, arg: str = "", as_uid: int | None =
         return summary
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 def said(log: str, key: str) -> str:

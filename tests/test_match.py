@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from arena.cards import derive_seed
-from arena.match import GamePlan, MatchSpec, run_match
+from arena.errors import HostFault
+from arena.executors import execute
+from arena.match import GamePlan, MatchFailure, MatchSpec, run_match
 from arena.players.base import BotSpec, random_bot
 from arena.protocol import TimeControl
 from arena.scheduling import seatings
@@ -80,11 +82,34 @@ def test_startup_failure():
     assert result.games[0].culprit == 0 and result.games[0].moves == []
 
 
-def test_missing_executable_is_a_startup_failure():
-    bad = BotSpec("ghost", command=("/nonexistent/bot",), workdir="/")
+def test_a_missing_file_of_the_bots_own_folder_is_its_startup_failure(tmp_path):
+    bad = BotSpec("ghost", command=("./bot",), workdir=str(tmp_path))
     result = run_match(spec_for([bad, random_bot()], max_failures=5))
     assert {g.termination for g in result.games} == {"startup_failure"}
-    assert "/nonexistent/bot" in result.games[0].detail
+    assert "./bot" in result.games[0].detail
+
+
+@pytest.mark.parametrize("command, says", [
+    (("/nonexistent/bot",), "/nonexistent/bot is not installed on host"),
+    (("no-such-runtime-here", "bot.pl"), "no-such-runtime-here is not installed on host"),
+    (("./script",), "needs /nonexistent/perl, which is not installed on host"),
+])
+def test_a_program_missing_on_the_host_is_a_host_fault_not_a_forfeit(tmp_path, command, says):
+    # Not the bot's doing: the match is a runner error (replayed elsewhere), nobody's forfeit.
+    (tmp_path / "script").write_text("#!/nonexistent/perl\nprint 1;\n")
+    (tmp_path / "script").chmod(0o755)
+    spec = spec_for([BotSpec("ghost", command=command, workdir=str(tmp_path)), random_bot()])
+    with pytest.raises(HostFault, match=says):
+        run_match(spec)
+    failure = execute(spec)
+    assert isinstance(failure, MatchFailure) and failure.kind == "host" and says in failure.error
+
+
+def test_a_missing_working_folder_is_a_host_fault(tmp_path):
+    spec = spec_for([BotSpec("ghost", command=("python3", "x.py"), workdir=str(tmp_path / "gone")),
+                     random_bot()])
+    failure = execute(spec)
+    assert failure.kind == "host" and "working folder" in failure.error
 
 
 def test_stale_answers_are_discarded_not_applied():

@@ -185,7 +185,7 @@ def test_a_config_naming_registry_bots_runs_from_the_snapshots(tmp_path):
     rows = store.db.execute(
         "select b.name, b.version, b.content_hash is not null from tournament_bots t "
         "join bots b on b.id = t.bot_id order by t.entry").fetchall()
-    assert rows == [("rb", "1", 1), ("rb2", "7", 1), ("random", "1", 0)]
+    assert rows == [("rb", "1", 1), ("rb2", "7", 1), ("random", "1", 1)]  # every bot snapshotted
     assert store.db.execute("select count(*) from games where termination != 'normal'"
                             ).fetchone()[0] == 0
     # `show` sees the games, the tournament and the ratings of that version.
@@ -200,16 +200,19 @@ def test_two_versions_of_one_bot_play_each_other_under_their_own_names(tmp_path)
     Registry(db).add(make_bot(tmp_path / "v2", version="2"))
     config = tmp_path / "t.toml"
     same = 'name = "two"\ngame = "xeri"\nseed = 1\ndeals = 1\n[options]\nrounds = 1\n'
+    # Without names of their own they meet as name@version ...
     config.write_text(same + '[[bots]]\nbot = "rb@1"\n[[bots]]\nbot = "rb@2"\n')
-    with pytest.raises(ConfigError, match="repeated: rb .*own `name`"):
-        run_config(config, db, executor="serial")
+    assert run_config(config, db, executor="serial").games_played == 2
+    # ... and with names of their own, too; either way the games are the registered versions'.
     config.write_text(same + '[[bots]]\nbot = "rb@1"\nname = "rb-old"\n'
                       '[[bots]]\nbot = "rb@2"\nname = "rb-new"\n')
     assert run_config(config, db, executor="serial").games_played == 2
     rows = Store(db).db.execute(
-        "select b.name, b.version from tournament_bots t join bots b on b.id = t.bot_id "
-        "order by t.entry").fetchall()
-    assert rows == [("rb-old", "1"), ("rb-new", "2")]
+        "select t.tournament_id, t.name, b.name, b.version from tournament_bots t "
+        "join bots b on b.id = t.bot_id order by t.tournament_id, t.entry").fetchall()
+    assert rows == [(1, "rb@1", "rb", "1"), (1, "rb@2", "rb", "2"),
+                    (2, "rb-old", "rb", "1"), (2, "rb-new", "rb", "2")]
+    assert Registry(db).show("rb@1")["versions"][0]["games_played"] == 4
 
 
 def test_a_config_naming_an_unknown_registry_bot_is_a_config_error(tmp_path):

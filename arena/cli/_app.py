@@ -167,6 +167,16 @@ def rating_records(rows: list[dict], tiebreaks: tuple[str, ...] = ()) -> list[di
     return out
 
 
+def version_label(bot: str, version: str, rows: list[dict]) -> str:
+    """How a table shows a bot: `name@version` when its name has several versions among `rows`
+    (or it is so named already), else `name (version)`."""
+    if not version or bot.endswith(f"@{version}"):
+        return bot
+    if sum(r["bot"] == bot for r in rows) > 1:
+        return f"{bot}@{version}"
+    return f"{bot} ({version})"
+
+
 def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str = "elo",
                   tiebreaks: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> None:
     """Print a rating table (rank, bot, version, rating −/+, games, W/D/L, score %, tie-breaks)."""
@@ -199,7 +209,7 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
         table.add_column(c, justify="left" if left else "right", no_wrap=not text,
                          overflow="fold")
     for r in records:
-        who = printable(r["bot"]) + (f" ({printable(r['version'])})" if r["version"] else "")
+        who = printable(version_label(r["bot"], r["version"], records))
         cells = [str(r["rank"]), who, f"{r['rating']:.0f}"]
         if intervals:
             cells.append("" if r["minus"] is None else f"−{r['minus']:.0f} +{r['plus']:.0f}")

@@ -160,8 +160,8 @@ def check(
                        move_ms=move_ms or defaults.move_ms)
     try:
         with stop_on_signals():
-            spec, games = resolve_target(target, db, sandbox)
-            report = check_bot(spec, games, game, time, deals)
+            spec, games, expected = resolve_target(target, db, sandbox)
+            report = check_bot(spec, games, game, time, deals, expected=expected)
     except ArenaError as exc:
         fail(exc)
     except CheckStopped as exc:

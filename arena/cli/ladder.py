@@ -45,6 +45,9 @@ def _printer(quiet: bool):
             if not quiet and (number + 1) % 10 == 0:
                 console.print(f"{number + 1} tables", highlight=False, markup=False)
 
+        def notice(self, text: str) -> None:
+            console.print(text, highlight=False, markup=False, soft_wrap=True)
+
     return Printer()
 
 

@@ -34,12 +34,15 @@ def run(
     ray_address: Annotated[Optional[str], typer.Option(help="Join this Ray cluster instead of starting a local one.")] = None,
     workers: Annotated[Optional[int], typer.Option(min=1, help="CPUs of the local Ray instance.")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the unfinished tournament of this config.")] = False,
+    new: Annotated[bool, typer.Option("--new", help="Start a second tournament of a config the database holds one of already (a deliberate re-run).")] = False,
     pin: Annotated[Optional[bool], typer.Option("--pin/--no-pin", help="Pin each match and its bots to one core (default: the config's pin_cpu).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run (or resume) a tournament from a config file and print its standings and ratings.
 
-    Ends with one line per bot that never started; exits 1 if no bot of the tournament started.
+    A config the database already holds a tournament of is refused: --resume goes on with it,
+    --new starts a second one. Ends with one line per bot that never started, then (exit 1) a
+    last line saying the tournament could not be played as planned.
     """
     from arena.tournament import run_config
 
@@ -48,7 +51,7 @@ def run(
     try:
         with listener.progress:
             outcome = run_config(config, db, executor.value, ray_address, workers, resume, pin,
-                                 listener)
+                                 listener, new=new)
     except KeyboardInterrupt:
         err_console.print(f"interrupted: finished matches are saved; resume with `{resume_hint}`",
                           soft_wrap=True, highlight=False, markup=False)
@@ -74,10 +77,10 @@ def run(
 
 
 def _report_never_started(db: Path, tournament_id: int) -> None:
-    """One line per bot that never started (besides its forfeits); exit 1 when no bot ever did.
+    """One line per bot that never started (besides its forfeits), then exit 1.
 
-    A tournament where some bots could not start still ranked the others, so the run succeeded
-    (exit 0) with the warning; one where not a single bot started played nothing, so it fails.
+    Its standings are recorded, but every game of such a bot is a forfeit: the tournament was not
+    played as planned, and a script or a CI job running it must see that.
     """
     from arena import reports
     from arena.cli._app import open_store
@@ -93,7 +96,11 @@ def _report_never_started(db: Path, tournament_id: int) -> None:
     seated = store.db.execute(
         "select count(distinct s.bot) from game_seats s join games g on g.id = s.game_id "
         "where g.tournament_id = ?", [tournament_id]).fetchone()[0]
-    if dead and len(dead) == seated:
+    if dead:
+        which = ("no bot ever started" if len(dead) == seated
+                 else f"{len(dead)} of {seated} bots never started; their games are all forfeits")
+        err_console.print(f"tournament {tournament_id} could not be played as planned: {which}",
+                          soft_wrap=True, highlight=False, markup=False)
         raise typer.Exit(1)
 
 
@@ -137,11 +144,17 @@ class ProgressListener(Listener):
         """Advance by the match's games."""
         self.progress.advance(self.task, len(result.games))
 
+    def notice(self, message: str) -> None:
+        """Print a line the organiser should read (a new version recorded, a mismatched ready, a
+        node quarantined)."""
+        self.progress.console.print(message, highlight=False, markup=False, soft_wrap=True)
+
     def match_failed(self, failure, attempt: int) -> None:
         """Report a runner error above the bar."""
+        where = f" on {failure.host}" if failure.host else ""
         self.progress.console.print(
-            f"match {failure.match_id}: runner error ({failure.kind}), attempt {attempt}; retrying",
-            highlight=False, markup=False)
+            f"match {failure.match_id}: runner error ({failure.kind}){where}, attempt {attempt}; "
+            f"retrying", highlight=False, markup=False)
 
 
 class EtaColumn(ProgressColumn):

@@ -178,11 +178,22 @@ def show(
         _print_deals(label, st)
         _print_forfeits(label, st)
         _print_errors(label, st)
+    _print_node_events(report.get("node_events") or [])
+
+
+def ran_on(node: str | None, host: str | None) -> str:
+    """Where a match ran: the host and the head of its Ray node id ("" when not recorded)."""
+    if not host and not node:
+        return ""
+    return f"{host or '?'} ({node[:8]})" if node else (host or "")
 
 
 def _print_pairings(label: str, st: dict) -> None:
-    table = new_table(f"{label} — pairings", "round", "table", "bots", "match pts", "game pts",
-                      "status", right=("round", "table"))
+    # On Ray, which node ran each match (matches of one run may be spread over machines).
+    on_ray = any(tb.get("node") for rnd in st["pairings"] for tb in rnd["tables"])
+    columns = ["round", "table", "bots", "match pts", "game pts", "status"]
+    table = new_table(f"{label} — pairings", *columns, *(["ran on"] if on_ray else []),
+                      right=("round", "table"))
     for rnd in st["pairings"]:
         for tb in rnd["tables"]:
             bots = tb["bots"]
@@ -191,9 +202,21 @@ def _print_pairings(label: str, st: dict) -> None:
                           " – ".join(_num(b["match_points"]) for b in bots),
                           " – ".join(_num(b["game_points"]) for b in bots),
                           tb["status"] + (f" ({tb['attempts']} attempts)"
-                                          if tb["attempts"] > 1 else ""))
+                                          if tb["attempts"] > 1 else ""),
+                          *([_safe(ran_on(tb.get("node"), tb.get("host")))] if on_ray else []))
         for bye in rnd["byes"]:
-            table.add_row(str(rnd["round"]), "bye", _safe(bye["bot"]), _num(bye["points"]), "", "")
+            table.add_row(str(rnd["round"]), "bye", _safe(bye["bot"]), _num(bye["points"]), "", "",
+                          *([""] if on_ray else []))
+    console.print(table)
+
+
+def _print_node_events(events: list[dict]) -> None:
+    if not events:
+        return
+    table = new_table("nodes taken out of the run", "node", "event", "why", "at")
+    for e in events:
+        table.add_row(_safe(ran_on(e["node"], e["host"])), _safe(e["event"]), _safe(e["detail"]),
+                      _safe((e["recorded_at"] or "")[:19].replace("T", " ")))
     console.print(table)
 
 
@@ -233,7 +256,8 @@ def _print_errors(label: str, st: dict) -> None:
                       "attempt", "kind", "worker", "match status", "error",
                       right=("attempt",))
     for e in st["errors"]:
-        table.add_row(_safe(e["match_id"]), str(e["attempt"]), _safe(e["kind"]), _safe(e["worker"]),
+        where = ran_on(e.get("node"), e.get("host")) or e["worker"]
+        table.add_row(_safe(e["match_id"]), str(e["attempt"]), _safe(e["kind"]), _safe(where),
                       _safe(e["status"]), _safe(_last_line(e["error"])))
     console.print(table)
 

@@ -35,6 +35,8 @@ class BotSpec:
     # Who the bot runs as when the runner is root (users.py): "seat" (a uid of its own per running
     # process), "bot" (one per program) or "runner". Not root: always the runner.
     user: str = "seat"
+    # The folder a run snapshots for this bot (a manifest bot's folder; empty: its workdir).
+    source: str = ""
 
     @property
     def in_process(self) -> bool:

@@ -300,6 +300,10 @@ class Launcher:
                 args += ["--ro-bind", path, path]
         under = (*SYSTEM_DIRS, *seen)
         if os.path.realpath(exe) != exe and not any(exe.startswith(d + "/") for d in under):
+            for parent in _ancestors(exe):  # as above: folders the bot's uid can enter
+                if parent not in made and not _inside(parent, seen):
+                    made.add(parent)
+                    args += ["--perms", "0755", "--dir", parent]
             args += ["--ro-bind-try", exe, exe]  # a symlinked program: its own path too
         # The sandbox's own root (bwrap's tmpfs) is read-only once every mount point is made.
         args += ["--remount-ro", "/"]

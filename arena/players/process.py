@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import os
 import select
+import shutil
 import signal
+import socket
 import sys
 import time
 from typing import Any
 
 from arena.errors import (
+    HostFault,
     BadMessage,
     BotCrashed,
     BotError,
@@ -28,6 +31,7 @@ from arena.errors import (
 from arena.players.base import UNFINISHED, BotSpec, Player
 from arena.players.launch import (
     REAPER_SIGNAL,
+    SAFE_PATH,
     Launch,
     Launcher,
     find_processes,
@@ -70,6 +74,51 @@ def resolve_command(command: tuple[str, ...]) -> list[str]:
     if cmd and cmd[0] in PYTHON_ALIASES:
         cmd[0] = sys.executable
     return cmd
+
+
+def check_runtime(command: list[str], workdir: str, name: str) -> None:
+    """HostFault when this host cannot start the bot through no fault of its own: its working
+    folder missing, or the program (or a script's `#!` interpreter) it runs absent, where that
+    program is not one of the bot's own files. A missing file of the bot's own folder is its own
+    failure, said when the start fails."""
+    if not os.path.isdir(workdir):
+        raise HostFault(f"bot {name!r}: its working folder {workdir} is missing on host "
+                        f"{socket.gethostname()}")
+    if not command:
+        return
+    program = _locate(command[0], workdir)
+    if program is None:
+        if os.sep in command[0]:
+            path = os.path.normpath(os.path.join(workdir, command[0]))
+            if path.startswith(os.path.normpath(workdir) + os.sep):
+                return  # its own file: the start fails as the bot's
+        raise HostFault(f"bot {name!r}: {command[0]} is not installed on host "
+                        f"{socket.gethostname()}")
+    try:
+        with open(program, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return  # unreadable to us: the exec says why, as the bot's start failure
+    if not head.startswith(b"#!"):
+        return
+    words = head[2:].split(b"\n", 1)[0].decode(errors="replace").split()
+    if not words:
+        return
+    needed = words[1] if os.path.basename(words[0]) == "env" and len(words) > 1 else words[0]
+    if needed.startswith("-"):
+        return  # `env -S …`: too clever to second-guess; the exec says
+    if _locate(words[0], workdir) is None or _locate(needed, workdir) is None:
+        raise HostFault(f"bot {name!r}: {command[0]} needs {needed}, which is not installed on "
+                        f"host {socket.gethostname()}")
+
+
+def _locate(program: str, workdir: str) -> str | None:
+    """The file `program` runs as from `workdir` (a path, or looked up on the launcher's PATH)."""
+    if os.sep in program:
+        path = os.path.join(workdir, program)
+        return path if os.path.isfile(path) else None
+    # The PATH the launcher looks the program up on (the bot's environment is minimal).
+    return shutil.which(program, path=SAFE_PATH + os.pathsep + os.path.dirname(sys.executable))
 
 
 class _StderrBuffer:
@@ -148,8 +197,13 @@ class ProcessPlayer(Player):
         return evidence(self._last_raw) if self._last_raw else ""
 
     async def start(self) -> Ready:
-        """Spawn the process and wait for `ready` within startup_ms."""
+        """Spawn the process and wait for `ready` within startup_ms.
+
+        HostFault (not the bot's failure) when this host lacks what the bot needs to start: its
+        working folder, or the program or script interpreter it names outside its own folder.
+        """
         command = resolve_command(self.spec.command)
+        check_runtime(command, self.spec.workdir, self.spec.name)
         self._loop = asyncio.get_running_loop()
         child_ends = []
         try:

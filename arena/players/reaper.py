@@ -109,11 +109,12 @@ def folder_bytes(folder):
 
 def kill_as(uid):
     """SIGKILL every process of `uid` at once: kill(-1) sent as that uid reaches all of them in one
-    pass of the kernel's process list, so a fork bomb cannot outrun it as it outruns a loop."""
+    pass of the kernel's process list, so a fork bomb cannot outrun it as it outruns a loop.
+    False when no helper could be forked to send it (a full pids cgroup)."""
     try:
         pid = os.fork()
     except OSError:
-        return  # no room for a helper (a full pids cgroup): the loop of kill_tree does it
+        return False  # the caller's own loop (kill_tree's, kill_uid's) does it
     if pid == 0:
         try:
             os.setgroups([])
@@ -123,6 +124,7 @@ def kill_as(uid):
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
+    return True
 
 
 def kill_tree(sole_uid=None):

@@ -147,14 +147,16 @@ def _read(fd: int) -> str:
 
 
 def kill_uid(uid: int) -> int:
-    """SIGKILL every process whose real or effective uid is `uid`; how many were found.
+    """SIGKILL every process whose real or effective uid is `uid`; how many a scan of /proc found
+    (0 when kill(-1) did it).
 
-    First kill(-1) sent as that uid (one pass over the kernel's process list: a fork bomb cannot
-    outrun it), then each process still found in /proc."""
+    As root: kill(-1) sent as that uid, one pass over the kernel's process list that a fork bomb
+    cannot outrun. Only when that cannot be sent (or without root) is /proc scanned."""
     if os.geteuid() == 0:
         from arena.players.reaper import kill_as  # the reaper's own, stdlib-only helper
 
-        kill_as(uid)
+        if kill_as(uid):
+            return 0
     found = 0
     for name in os.listdir("/proc"):
         if not name.isdigit():

@@ -301,7 +301,9 @@ def _history(store: Store, bot_id: int, name: str) -> list[dict]:
         "select h.tournament_id, t.name, h.stage, h.method, h.ordinal, h.after "
         "from rating_history h join tournaments t on t.id = h.tournament_id "
         "join tournament_bots tb on tb.tournament_id = h.tournament_id and tb.bot_id = ? "
-        "where h.bot = ? order by h.tournament_id, h.stage, h.method, h.ordinal", [bot_id, name]
+        # The version's name in that tournament (name@version, or a name of the config's own).
+        "where h.bot = coalesce(tb.name, ?) "
+        "order by h.tournament_id, h.stage, h.method, h.ordinal", [bot_id, name]
     ):
         s = series.setdefault((r["tournament_id"], r["stage"], r["method"]), {
             "kind": "tournament", "label": f"{r['name']} (#{r['tournament_id']}"

@@ -4,7 +4,8 @@
 Usage: hostile_bot.py MODE [N [MARK]]. Plays the first legal action until its N-th act request
 (default 1), then does what MODE says. MARK (ignored) lets tests find its processes by name.
 
-Stalled input (the bot fills its own stdin through /proc/self/fd/0 and never reads again):
+Stalled input (the bot fills its own stdin through /proc/self/fd/0 and never reads again; under a
+uid other than the runner's the reopen is refused, and the bot stalls instead):
   fill_ready    just before `ready`: the runner's game_start cannot be written
   fill_act      after answering its N-th act: the next act line cannot be written
   fill_last     after answering the last act of its xeri game (one round): game_end cannot be
@@ -48,8 +49,17 @@ def send(obj) -> None:
 
 
 def fill_stdin() -> None:
-    """Fill our own stdin pipe through a second write end (non-blocking); we never read it again."""
-    fd = os.open("/proc/self/fd/0", os.O_WRONLY | os.O_NONBLOCK)
+    """Fill our own stdin pipe through a second write end (non-blocking); we never read it again.
+
+    Run under a uid of its own (a root runner's bot_user), the bot may not reopen the runner's
+    pipe: it says so and stalls without reading or answering, which is a plain timeout.
+    """
+    try:
+        fd = os.open("/proc/self/fd/0", os.O_WRONLY | os.O_NONBLOCK)
+    except PermissionError as exc:
+        sys.stderr.write(f"hostile: cannot reopen stdin for writing: {exc}\n")
+        sys.stderr.flush()
+        stall()
     chunk = b"x" * 4096
     while True:
         try:
