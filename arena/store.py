@@ -78,6 +78,12 @@ def _check_readonly_version(conn: sqlite3.Connection, path: Path) -> None:
                          f"{path}` to migrate it")
 
 
+def refuse_directory(path: str | Path) -> None:
+    """StoreError when the database path is a folder (SQLite would only say "unable to open")."""
+    if str(path) != ":memory:" and Path(path).is_dir():
+        raise StoreError(f"{path} is a directory, not a database file")
+
+
 class Store:
     """The Arena database. Only the driver process writes to it."""
 
@@ -86,8 +92,7 @@ class Store:
         if path is None or str(path) == ":memory:":
             self.db = sqlite_utils.Database(memory=True)
         else:
-            if self.path.is_dir():  # SQLite would only say "unable to open database file"
-                raise StoreError(f"{path} is a directory, not a database file")
+            refuse_directory(self.path)
             try:
                 self.db = sqlite_utils.Database(sqlite3.connect(str(path), timeout=30))
             except sqlite3.Error as exc:

@@ -30,7 +30,7 @@ from arena.players.base import BotSpec
 from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING, DEFAULT_SAMPLES
 from arena.scheduling import History, MatchScore, Round
 from arena.standings import deal_points, deal_scores, score_match, score_of_row
-from arena.store import BOT_FIELDS, Lease, MatchRecord, Store
+from arena.store import BOT_FIELDS, Lease, MatchRecord, Store, refuse_directory
 
 FLUSH_MATCHES = 64  # finished matches buffered into one transaction at most
 FLUSH_SECONDS = 0.25  # and never held longer than this before they are written
@@ -126,6 +126,7 @@ def run_config(
     from arena.players.process import check_runtime, resolve_command
     from arena.snapshots import snapshot_bots
 
+    refuse_directory(db)  # before its snapshot folder is made beside it
     # Every subprocess bot runs from a snapshot of its folder (copied once per content): what
     # any node runs, and what a resume plays, is what was planned here.
     plan.bots, plan.rows = snapshot_bots(bots, rows, db)  # stages depend on names and games only
