@@ -13,7 +13,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from arena.errors import BotError, BotFailureBudget, BotIllegalAction, BotInputStalled, BotTimeout
 from arena.failures import Termination
@@ -48,9 +48,12 @@ class MatchSpec:
     max_failures: int = 3  # failures of one bot in this match before it forfeits the rest
 
 
-@dataclass
-class Move:
-    """One action by one seat at one step of a game."""
+class Move(NamedTuple):
+    """One action by one seat at one step of a game.
+
+    A named tuple, not a dataclass: a match's result carries ~50 a game back from its worker,
+    and a tuple unpickles in a third of the time (bench/driver_bench.py).
+    """
 
     step: int
     seat: int

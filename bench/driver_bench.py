@@ -23,25 +23,25 @@ memory flat over 100,000 games.
 
 `--profile rr|swiss|ladder` runs that format once under cProfile and prints the top costs.
 
-Where the time goes (defaults, 2 shared noisy cores, 2026-12-03; figures vary ±20 % run to run,
-so compare shares and same-run ratios rather than absolute rates):
+Where the time goes (defaults, 2 shared noisy cores, 2026-12-03, Move a named tuple; figures
+vary ±20 % run to run, so compare shares and same-run ratios rather than absolute rates):
 
-- Round robin, 100 bots, 2 deals (19,800 games): the play loop records 1,700-2,000 games/s
-  (2,700-3,200 without the unpickling). Per game: SQLite writes ~0.23 ms (moves are ~48 rows a
-  game: most of it), unpickling the result ~0.2 ms (what a Ray driver pays per outcome too:
-  Move objects), scoring ~0.05 ms, the rest ~0.05 ms. The final rating fit (Elo + ML with
-  bootstrap) is a third of the wall time.
-- Swiss, 1,000 bots, 8 rounds (8,000 games): ~950 games/s in the loop. Pairing a round costs
-  0.5-1 s (networkx's blossom, ~90 % of it), during which no match runs; the final rating fit
-  of 1,000 bots (~9-12 s) is half the wall time.
-- Ladder, 1,000 registry bots, 100,000 games (2-game tables): ~1,400 games/s in the loop
-  (main before this work: ~440). Per table: SQLite ~0.5 ms, unpickling ~0.35 ms, scoring
-  ~0.18 ms (standings' Fractions), matchmaking ~0.18 ms, the rest ~0.2 ms (guard_match's stat
-  walk of both snapshots, the registry poll every second: ~10-30 ms for 1,000 versions).
-  RSS stays flat (148.8 MiB at 10k, 50k and 100k games). The published leaderboard refit is
-  left out (every_tables pushed beyond the run): at 100,000 games one refit (samples = 20)
-  takes ~7-9 s, so the default every_tables = 50 (a refit every 100 games here) could not keep
-  up at this scale.
+- Round robin, 100 bots, 2 deals (19,800 games): the play loop records 2,144-2,354 games/s
+  (3,200-3,300 without the unpickling). Per game: SQLite writes ~0.21 ms (moves are ~48 rows a
+  game: most of it), unpickling the result ~0.11 ms (what a Ray driver pays per outcome too;
+  0.17 ms while Move was a dataclass), scoring ~0.05 ms, the rest ~0.05 ms. The final rating fit
+  (Elo + ML with bootstrap) is a third of the wall time.
+- Swiss, 1,000 bots, 8 rounds (8,000 games): ~1,000 games/s in the loop. Pairing a round costs
+  0.45-0.5 s (networkx's blossom, ~90 % of it), during which no match runs: without it the loop
+  would record ~1,900 games/s. The final rating fit of 1,000 bots (~9 s) is half the wall time.
+- Ladder, 1,000 registry bots, 100,000 games (2-game tables): ~1,575 games/s in the loop
+  (main before this work: ~440; 1,905 without the unpickling). Per table: SQLite ~0.5 ms,
+  unpickling ~0.22 ms, scoring ~0.18 ms (standings' Fractions), matchmaking ~0.17 ms, the rest
+  ~0.2 ms (guard_match's stat walk of both snapshots, the registry poll every second: ~10-30 ms
+  for 1,000 versions). RSS stays flat (145.9 MiB at 10k, 50k and 100k games). The published
+  leaderboard refit is left out (every_tables pushed beyond the run): at 100,000 games one refit
+  (samples = 20) takes ~7-9 s, so the default every_tables = 50 (a refit every 100 games here)
+  could not keep up at this scale.
 """
 
 from __future__ import annotations
