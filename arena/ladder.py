@@ -41,19 +41,19 @@ from arena.errors import ConfigError, MatchErrorLimit, StoreError
 from arena.events import config_digest, match_id, ordinal
 from arena.executors import Executor
 from arena.games import make_options
+from arena.ladder_view import LADDER_FORMAT
+from arena.leaderboards import LADDER_SCOPE, ladder_scope_id, leaderboard
 from arena.match import GamePlan, MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
 from arena.players.limits import as_overrides, resolve_limits
-from arena.rating_reports import leaderboard
-from arena.registry import BotVersion, Registry, guard_match, parse_ref
+from arena.refs import parse_ref
+from arena.registry import BotVersion, Registry, guard_match
 from arena.scheduling.matchmaking import (Choice, Format, Matchmaker, MatchmakingConfig,
                                           TableResult)
 from arena.scheduling.seating import seatings
 from arena.store import Lease, MatchRecord, Store, now
 from arena.tournament import _Stop, install_sigterm, score_result, start_heartbeat
 
-LADDER_FORMAT = "ladder"
-LADDER_SCOPE = "ladder"
 REGISTRY_POLL_S = 1.0  # seconds between looks at the registry for new and retired versions
 FLUSH_TABLES = 64  # finished tables written together (fewer transactions on a fast ladder)
 FLUSH_SECONDS = 2.0
@@ -548,61 +548,10 @@ def publish_leaderboards(store: Store, tid: int, samples: int, seed: int = 0) ->
                                 "limit 1", [tid, game]).fetchone():
             continue
         board = leaderboard(store, game, samples=samples, seed=seed, ladder_id=tid)
-        store.save_rating_snapshot(LADDER_SCOPE, f"{tid}:{game}", board["method"], tables,
-                                   board["rows"])
+        store.save_rating_snapshot(LADDER_SCOPE, ladder_scope_id(tid, game), board["method"],
+                                   tables, board["rows"])
         out[game] = {"method": board["method"], "rows": board["rows"]}
     return out
-
-
-def find_ladder(store: Store, ref: str | int | None) -> dict:
-    """A ladder's tournament row by name or id (the newest ladder when None); ConfigError if none."""
-    rows = [r for r in store.db.query(
-        "select * from tournaments where format = ? order by id desc", [LADDER_FORMAT])]
-    if not rows:
-        raise ConfigError("no ladder in this database" if ref is None
-                          else f"no ladder named {ref!r}: this database has none")
-    if ref is None:
-        return rows[0]
-    for r in rows:
-        if str(r["id"]) == str(ref) or r["name"] == ref:
-            return r
-    raise ConfigError(f"no ladder named {ref!r} (ladders: {', '.join(r['name'] for r in rows)})")
-
-
-def ladder_status(store: Store, ref: str | int | None = None, top: int = 10,
-                  now: float | None = None) -> dict:
-    """A ladder's state: tables and games played, in flight, games per minute, bots, the top."""
-    t = find_ladder(store, ref)
-    tid = t["id"]
-    tables = store.ladder_tables(tid)
-    entries = store.ladder_entries(tid)
-    games = store.db.execute("select count(*), min(recorded_at), max(recorded_at) from games "
-                             "where tournament_id = ?", [tid]).fetchone()
-    recent = store.db.execute(
-        "select count(*) from games where tournament_id = ? and recorded_at >= "
-        "strftime('%Y-%m-%dT%H:%M:%f+00:00', 'now', '-1 minutes')", [tid]).fetchone()[0]
-    lease = store.lease(tid)
-    boards = {}
-    for game in t["game"].split(","):
-        rows = []
-        for method in ("bt", "pl"):
-            rows = store.pooled_ratings(LADDER_SCOPE, f"{tid}:{game}", method)
-            if rows:
-                boards[game] = {"method": method, "rows": rows[:top]}
-                break
-    return {
-        "id": tid, "name": t["name"], "status": t["status"], "games_played": games[0],
-        "tables_played": sum(1 for r in tables if r["status"] == "finished"),
-        "in_flight": sum(1 for r in tables if r["status"] != "finished"),
-        "games_last_minute": recent,
-        "bots_active": sum(1 for e in entries if e["status"] == "active"),
-        "bots_rejected": [{"bot": e["key"], "reason": e["reason"]} for e in entries
-                          if e["status"] == "rejected"],
-        "bots_retired": sum(1 for e in entries if e["status"] == "retired"),
-        "driver": None if not lease else {"pid": lease["pid"], "host": lease["host"],
-                                          "alive": lease["alive"]},
-        "leaderboards": boards,
-    }
 
 
 def run_ladder(config_path: str | Path, db: str | Path, executor: str = "auto",

@@ -2,9 +2,9 @@
 records, SPRT over recorded games, and fits of a results file.
 
 The methods themselves are pure functions in `arena.ratings`; this module gathers their input
-from the store and shapes their output for the CLI (and the web app). Only `leaderboard` and
-`refresh_tournament_ratings` write (derived tables, recomputed idempotently); everything else
-only reads.
+from the store and shapes their output for the CLI (and the web app). Only `leaderboard` (from
+`arena.leaderboards`) writes (derived tables, recomputed idempotently); everything else only
+reads.
 """
 
 from __future__ import annotations
@@ -15,31 +15,20 @@ from pathlib import Path
 
 from arena.errors import ConfigError
 from arena.games import get_game
+# `leaderboard` lives below the drivers (the ladder publishes with it); the rating commands and
+# the web app find it here with the other reports.
+from arena.leaderboards import leaderboard, rating_columns  # noqa: F401  (re-exported)
 from arena.ratings import (DEFAULT_RATING, METHODS, RatingResult, default_method,
-                           elo_diff_pentanomial, elo_diff_trinomial, los, rate, read_results,
-                           sprt)
+                           elo_diff_pentanomial, elo_diff_trinomial, los, pool_flags, rate,
+                           read_results, sprt)
 from arena.ratings.defaults import DEFAULT_SAMPLES
-from arena.registry import parse_ref
+from arena.refs import parse_ref
 from arena.reports import _stage_row, _tiebreaks, stage_history, stage_standings
 from arena.scheduling.gauntlet import candidate_pairs
 from arena.standings import crosstable
 from arena.store import ENTRANT_NAME, Store
 
 ML_METHODS = ("bt", "pl")
-GAME_SCOPE = "game"
-
-
-def pool_flags(result: RatingResult) -> RatingResult:
-    """Flag the bots outside the largest pool: their ratings compare only within their own pool."""
-    if not result.groups:
-        return result
-    pool_of = {bot: i for i, group in enumerate(result.groups, 1) for bot in group}
-    rows = [dict(r) for r in result.rows]
-    for r in rows:
-        n = pool_of.get(r["bot"], 1)
-        if n > 1 and not r["flag"]:
-            r["flag"] = f"pool {n}"
-    return RatingResult(result.method, rows, result.groups, result.history, result.los)
 
 
 # -- tournaments --------------------------------------------------------------------------------
@@ -77,7 +66,7 @@ def tournament_ratings(store: Store, tournament_id: int, stage: int,
         tiebreaks = ("match_points", *_tiebreaks(stage_row))
         extra = {r["bot"]: {t: r[t] for t in tiebreaks}
                  for r in stage_standings(store, tournament_id, stage)}
-    out = [{"rank": i, **_common(r), "version": versions.get(r["bot"], ""),
+    out = [{"rank": i, **rating_columns(r), "version": versions.get(r["bot"], ""),
             **extra.get(r["bot"], {})} for i, r in enumerate(rows, 1)]
     return {"method": method, "rows": out, "tiebreaks": tiebreaks}
 
@@ -100,12 +89,6 @@ def los_table(store: Store, tournament_id: int, stage: int, method: str | None =
     return {"method": method, "bots": bots, "los": result.los}
 
 
-def _common(row: dict) -> dict:
-    keys = ("bot", "rating", "lo", "hi", "games", "wins", "draws", "losses", "points",
-            "score_pct", "flag")
-    return {k: row.get(k) for k in keys}
-
-
 def crosstable_report(store: Store, tournament_id: int, stage: int) -> dict:
     """Every bot of a stage against every other: {bots (in standings order), cells}."""
     bots = [r["bot"] for r in stage_standings(store, tournament_id, stage)]
@@ -114,40 +97,6 @@ def crosstable_report(store: Store, tournament_id: int, stage: int) -> dict:
     cells = {a: {b: {"wins": c.wins, "draws": c.draws, "losses": c.losses, "points": c.points,
                      "games": c.games} for b, c in row.items()} for a, row in table.items()}
     return {"bots": order, "cells": cells}
-
-
-# -- pooled leaderboards ------------------------------------------------------------------------
-
-
-def leaderboard(store: Store, game: str, method: str | None = None, since: str | None = None,
-                samples: int = DEFAULT_SAMPLES, seed: int = 0, save: bool = True,
-                ladder_id: int | None = None) -> dict:
-    """One game's leaderboard over every recorded game of it (or of one ladder), per bot version.
-
-    Returns {game, method, since, rows, groups}; without `since` it is also stored (pooled
-    ratings, scope "game", or "ladder" with id "<ladder id>:<game>"), replacing the previous one
-    for that method.
-    """
-    get_game(game)  # an unknown game name is a ConfigError naming the known ones
-    if method is not None and method not in METHODS:
-        raise ConfigError(f"--method: unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    games, versions = store.pooled_games(game, since, tournament_id=ladder_id)
-    if not games:
-        raise ConfigError(f"no recorded games of {game!r}" + (f" since {since}" if since else "")
-                          + (f" in ladder {ladder_id}" if ladder_id is not None else ""))
-    method = method or default_method(games)
-    result = pool_flags(rate(games, method, samples=samples, seed=seed))
-    rows = []
-    for i, r in enumerate(result.rows, 1):
-        who = versions[r["bot"]]
-        rows.append({**_common(r), "rank": i, "bot": who["bot"], "version": who["version"],
-                     "bot_id": who["bot_id"], "last_played": who["last_played"]})
-    if save and since is None:
-        scope = (GAME_SCOPE, game) if ladder_id is None else ("ladder", f"{ladder_id}:{game}")
-        store.save_pooled_ratings(*scope, method,
-                                  [{k: v for k, v in r.items() if k != "rank"} for r in rows])
-    return {"game": game, "method": method, "since": since, "rows": rows,
-            "groups": result.groups}
 
 
 # -- head to head -------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from arena.config import MANIFEST_MAX_BYTES, Manifest, load_manifest, shown
 from arena.errors import ConfigError, RegistryError, SnapshotChanged, StoreError
 from arena.games import get_game
 from arena.players.base import BotSpec
+from arena.refs import parse_ref
 
 # Never part of a bot's content: version control, caches the bot's own runs leave behind.
 IGNORED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache"})
@@ -56,14 +57,6 @@ def registry_dir(db: str | Path) -> Path:
     """Where the snapshots of the database `db` live: `<db>.bots/` beside it."""
     db = Path(db)
     return db.with_name(db.name + ".bots")
-
-
-def parse_ref(ref: str) -> tuple[str, str | None]:
-    """`name` or `name@version` -> (name, version or None)."""
-    name, sep, version = ref.partition("@")
-    if not name or (sep and not version):
-        raise ConfigError(f"bad bot reference {ref!r}: expected NAME or NAME@VERSION")
-    return name, version if sep else None
 
 
 def find_manifest(path: str | Path, follow: bool = True) -> Path:

@@ -668,8 +668,7 @@ def update_ratings(store: Store, tournament_id: int, stage: int = 1, k: float = 
     (Bradley–Terry for 2 sides, Plackett–Luce otherwise) with bootstrap intervals, which resample
     a duplicate deal's rotations together. Recomputing gives the same rows (fixed seed).
     """
-    from arena.rating_reports import pool_flags  # numpy and scipy: loaded only when needed
-    from arena.ratings import default_method, rate
+    from arena.ratings import default_method, pool_flags, rate  # numpy and scipy: only when needed
 
     games = store.game_results(tournament_id, stage)
     ids = store.bot_ids(tournament_id)

@@ -27,7 +27,8 @@ from arena.cli import app
 from arena.config import load_ladder_config
 from arena.errors import ConfigError
 from arena.executors import SerialExecutor
-from arena.ladder import Ladder, ladder_status, publish_leaderboards
+from arena.ladder import Ladder, publish_leaderboards
+from arena.ladder_view import ladder_status
 from arena.registry import Registry
 from arena.store import Store
 from conftest import BOTS, ROOT

@@ -111,7 +111,7 @@ def status(
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
     """Games played, in flight, games per minute, bots, and each game's top 10 with intervals."""
-    from arena.ladder import ladder_status
+    from arena.ladder_view import ladder_status
 
     try:
         info = ladder_status(open_store(db), ladder)
@@ -141,7 +141,7 @@ def stop(
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
 ) -> None:
     """Ask a running ladder to stop after its tables in flight (resume it later)."""
-    from arena.ladder import find_ladder
+    from arena.ladder_view import find_ladder
 
     try:
         store = open_store(db)

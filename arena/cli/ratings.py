@@ -125,7 +125,7 @@ def leaderboard(
         store = open_store(db)
         ladder_id = None
         if ladder is not None:
-            from arena.ladder import find_ladder
+            from arena.ladder_view import find_ladder
 
             ladder_id = find_ladder(store, ladder)["id"]
         board = rating_reports.leaderboard(store, game, method, since, samples,

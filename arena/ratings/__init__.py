@@ -22,7 +22,8 @@ from arena.ratings.elo import Side, elo, elo_deltas, expected_score, pairwise_sc
 # The fits need numpy and scipy (a few hundred ms to import): load them on first use, so a
 # command that only reads a config or prints a stored table does not pay for them.
 _LAZY = {
-    "METHODS": "api", "RatingResult": "api", "default_method": "api", "rate": "api",
+    "METHODS": "api", "RatingResult": "api", "default_method": "api", "pool_flags": "api",
+    "rate": "api",
     "parse_results": "results_file", "read_results": "results_file",
     "SequentialTest": "sprt", "SprtResult": "sprt", "sprt": "sprt",
     "elo_diff_pentanomial": "stats", "elo_diff_trinomial": "stats", "los": "stats",

@@ -38,6 +38,19 @@ class RatingResult:
     los: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
+def pool_flags(result: RatingResult) -> RatingResult:
+    """Flag the bots outside the largest pool: their ratings compare only within their own pool."""
+    if not result.groups:
+        return result
+    pool_of = {bot: i for i, group in enumerate(result.groups, 1) for bot in group}
+    rows = [dict(r) for r in result.rows]
+    for r in rows:
+        n = pool_of.get(r["bot"], 1)
+        if n > 1 and not r["flag"]:
+            r["flag"] = f"pool {n}"
+    return RatingResult(result.method, rows, result.groups, result.history, result.los)
+
+
 def default_method(games: Iterable[dict]) -> str:
     """"bt" when every game has two sides, else "pl"."""
     return "bt" if all(len(sides_of(g["seats"])) == 2 for g in games) else "pl"

@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 
 from arena.errors import ArenaError, ConfigError, StoreError
 from arena.games import get_game
-from arena.ladder import LADDER_FORMAT, ladder_status
+from arena.ladder_view import LADDER_FORMAT, ladder_status
 from arena.rating_reports import (crosstable_report, head_to_head, leaderboard as fit_leaderboard,
                                   tournament_ratings)
 from arena.reports import tournament_report, tournament_status
