@@ -52,7 +52,7 @@ from arena.scheduling.matchmaking import (Choice, Format, Matchmaker, Matchmakin
                                           TableResult)
 from arena.scheduling.seating import seatings
 from arena.store import Lease, MatchRecord, Store, now
-from arena.tournament import _Stop, install_sigterm, score_result, start_heartbeat
+from arena.tournament import StopRequested, install_sigterm, score_result, start_heartbeat
 
 REGISTRY_POLL_S = 1.0  # seconds between looks at the registry for new and retired versions
 FLUSH_TABLES = 64  # finished tables written together (fewer transactions on a fast ladder)
@@ -164,7 +164,7 @@ class Ladder:
         try:
             status = self._loop()
             self._flush()
-        except (KeyboardInterrupt, _Stop):
+        except (KeyboardInterrupt, StopRequested):
             self._flush_quietly()
             status = "stopped" if self.cancel_requested.is_set() else "interrupted"
         except MatchErrorLimit:
@@ -280,7 +280,7 @@ class Ladder:
         run = self.run_info
         while True:
             if self.stop_requested.is_set():
-                raise _Stop()
+                raise StopRequested()
             if self.cancel_requested.is_set():
                 return "stopped"
             if self._budget_spent():
@@ -562,11 +562,11 @@ def run_ladder(config_path: str | Path, db: str | Path, executor: str = "auto",
     from arena.config import load_ladder_config
     from arena.executors import choose_executor, make_executor
 
-    from arena.tournament import _sandbox_choice, isolation_check
+    from arena.tournament import isolation_check, sandbox_choice
 
     config = load_ladder_config(config_path)
     # Refused before the store is touched: plain mode as root with nothing to bound the bots.
-    isolation_check(_sandbox_choice(config.sandbox)[0], config.bot_user, config.allow_unconfined)
+    isolation_check(sandbox_choice(config.sandbox)[0], config.bot_user, config.allow_unconfined)
     store = Store(db)
     if ray_address and executor == "auto":
         executor = "ray"

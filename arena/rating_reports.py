@@ -23,7 +23,7 @@ from arena.ratings import (DEFAULT_RATING, METHODS, RatingResult, default_method
                            read_results, sprt)
 from arena.ratings.defaults import DEFAULT_SAMPLES
 from arena.refs import parse_ref
-from arena.reports import _stage_row, _tiebreaks, stage_history, stage_standings
+from arena.reports import stage_record, stage_tiebreaks, stage_history, stage_standings
 from arena.scheduling.gauntlet import candidate_pairs
 from arena.standings import crosstable
 from arena.store import ENTRANT_NAME, Store
@@ -44,7 +44,7 @@ def tournament_ratings(store: Store, tournament_id: int, stage: int,
     """
     if method is not None and method not in METHODS:
         raise ConfigError(f"--method: unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    stage_row = _stage_row(store, tournament_id, stage)
+    stage_row = stage_record(store, tournament_id, stage)
     stored = store.rating_methods(tournament_id, stage)
     if method is None:
         method = next((m for m in ML_METHODS if m in stored), None)
@@ -63,7 +63,7 @@ def tournament_ratings(store: Store, tournament_id: int, stage: int,
     tiebreaks: tuple[str, ...] = ()
     extra: dict[str, dict] = {}
     if stage_row["format"] == "swiss":
-        tiebreaks = ("match_points", *_tiebreaks(stage_row))
+        tiebreaks = ("match_points", *stage_tiebreaks(stage_row))
         extra = {r["bot"]: {t: r[t] for t in tiebreaks}
                  for r in stage_standings(store, tournament_id, stage)}
     out = [{"rank": i, **rating_columns(r), "version": versions.get(r["bot"], ""),
@@ -254,7 +254,7 @@ def gauntlet_sprt(store: Store, tournament_id: int, stage: int) -> list[dict]:
 
     Empty when the stage has no such rule.
     """
-    row = _stage_row(store, tournament_id, stage)
+    row = stage_record(store, tournament_id, stage)
     rule = (row["config"] or {}).get("sprt")
     if row["format"] != "gauntlet" or not rule:
         return []

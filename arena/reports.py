@@ -34,7 +34,8 @@ _STANDING_FIELDS = ("match_points", "game_points", "matches", "wins", "draws", "
 # Stages and their history
 
 
-def _stage_row(store: Store, tournament_id: int, stage: int) -> dict:
+def stage_record(store: Store, tournament_id: int, stage: int) -> dict:
+    """A stage's stored row (format, entrants, config); ConfigError when the tournament has none."""
     for row in store.stages(tournament_id):
         if row["stage"] == stage:
             return row
@@ -53,7 +54,8 @@ def _local_names(store: Store, tournament_id: int, stage_row: dict) -> list[str]
     return [names[e] for e in stage_row["entrants"]]
 
 
-def _tiebreaks(stage_row: dict) -> tuple[str, ...]:
+def stage_tiebreaks(stage_row: dict) -> tuple[str, ...]:
+    """The tie-breaks a stage's standings use: its config's, else its format's default."""
     configured = (stage_row["config"] or {}).get("tiebreaks")
     return tuple(configured) if configured is not None else default_tiebreaks(stage_row["format"])
 
@@ -105,7 +107,7 @@ def _table_numbers(round_no: int, tables: list, numbers: dict[int, list[int]]) -
 
 def stage_history(store: Store, tournament_id: int, stage: int) -> tuple[History, list[str]]:
     """The stage's History (recorded rounds and finished matches) and its stage-local bot names."""
-    row = _stage_row(store, tournament_id, stage)
+    row = stage_record(store, tournament_id, stage)
     names = _local_names(store, tournament_id, row)
     local = {n: i for i, n in enumerate(names)}
     recorded = store.match_scores(tournament_id, stage)
@@ -130,7 +132,7 @@ def _standing_dict(row: StandingRow, bot: str) -> dict:
 def _standing_rows(store: Store, tournament_id: int, stage_row: dict,
                    upto_round: int | None = None) -> tuple[list[StandingRow], list[str]]:
     history, names = stage_history(store, tournament_id, stage_row["stage"])
-    rows = standings(len(names), history, _tiebreaks(stage_row), _bye_points(stage_row),
+    rows = standings(len(names), history, stage_tiebreaks(stage_row), _bye_points(stage_row),
                      upto_round)
     return rows, names
 
@@ -138,7 +140,7 @@ def _standing_rows(store: Store, tournament_id: int, stage_row: dict,
 def stage_standings(store: Store, tournament_id: int, stage: int,
                     upto_round: int | None = None) -> list[dict]:
     """A stage's standings (after `upto_round`, default all), best first, with every tie-break."""
-    row = _stage_row(store, tournament_id, stage)
+    row = stage_record(store, tournament_id, stage)
     rows, names = _standing_rows(store, tournament_id, row, upto_round)
     return [_standing_dict(r, names[r.entry]) for r in rows]
 
@@ -322,7 +324,7 @@ def tournament_report(store: Store, tournament_id: int, round_no: int | None = N
             "stage": number, "name": st["name"], "game": st["game"], "format": st["format"],
             "seats": st["seats"], "status": st["status"], "options": st["options"],
             "rounds": st["rounds"], "rounds_recorded": len(recorded),
-            "tiebreaks": list(_tiebreaks(st)), "bye_points": _bye_points(st),
+            "tiebreaks": list(stage_tiebreaks(st)), "bye_points": _bye_points(st),
             "entrants": local, "left_out": [names[e] for e in st["left_out"] if e in names],
             "standings": [_standing_dict(r, local[r.entry]) for r in rows],
             "pairings": pairings,
@@ -433,7 +435,7 @@ def _rate(store: Store, tid: int, now: datetime,
 # Export
 
 
-def _safe_cell(value: object) -> object:
+def safe_cell(value: object) -> object:
     """A CSV cell a spreadsheet shows as text: formulas and their lookalikes get a leading quote."""
     if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
         return "'" + value
@@ -499,7 +501,7 @@ def export_tournament(store: Store, tournament_id: int, fmt: str, out: TextIO) -
     writer.writerow(CSV_COLUMNS)
     for g, seats, _ in _game_rows(store, tid):
         for s in seats:
-            writer.writerow([_safe_cell(v) for v in (
+            writer.writerow([safe_cell(v) for v in (
                 g[0], g[2], g[3], g[4], g[5], g[6], g[9], g[10], g[8], s[1], s[2], s[3], s[4],
                 s[5], g[11], g[12])])
             written += 1

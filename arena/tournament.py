@@ -119,7 +119,7 @@ def run_config(
     bots = [b if b.in_process else replace(b, user=config.bot_user) for b in bots]
     plan = plan_event(config, bots, rows)
     # Refused before the store is touched: plain mode as root with nothing to bound the bots.
-    sandbox, sandbox_reason = _sandbox_choice(config.sandbox)
+    sandbox, sandbox_reason = sandbox_choice(config.sandbox)
     enforced = isolation_check(sandbox, config.bot_user, config.allow_unconfined,
                                any(not b.in_process for b in bots))
     from arena.players.launch import check_readable
@@ -191,7 +191,7 @@ def ready_mismatch(manifest: tuple[str, str], ready: tuple[str, str]) -> str:
             f"{m_name!r} version {m_version!r} (is the manifest or the bot out of date?)")
 
 
-def _sandbox_choice(setting: str) -> tuple[str, str]:
+def sandbox_choice(setting: str) -> tuple[str, str]:
     """The sandbox the bots get and why; ConfigError when `bwrap` is asked for and cannot run here."""
     from arena.players.launch import sandbox_status
 
@@ -219,7 +219,7 @@ def isolation_check(sandbox: str, bot_user: str, allow_unconfined: bool,
     return enforcement(mode, bot_user)
 
 
-class _Stop(KeyboardInterrupt):
+class StopRequested(KeyboardInterrupt):
     """Raised in the main thread by SIGTERM (like Ctrl-C) so the driver stops cleanly.
 
     A KeyboardInterrupt because asyncio re-raises only those (and SystemExit) from callbacks and
@@ -239,7 +239,7 @@ def install_sigterm(requested: threading.Event) -> Callable[[], None]:
 
     def handler(signum, frame):
         requested.set()
-        raise _Stop()
+        raise StopRequested()
 
     previous = signal.signal(signal.SIGTERM, handler)
     return lambda: signal.signal(signal.SIGTERM, previous)
@@ -317,7 +317,7 @@ class Driver:
             for stage in self.plan.stages:
                 self._run_stage(stage)
             self._flush()
-        except (KeyboardInterrupt, _Stop):
+        except (KeyboardInterrupt, StopRequested):
             self._flush_quietly()
             if self.cancel_requested.is_set():
                 self.store.set_status(self.tid, "cancelled")
@@ -478,7 +478,7 @@ class Driver:
         ex = self.executor
         while True:
             if self.stop_requested.is_set():
-                raise _Stop()
+                raise StopRequested()
             # After a match exhausts its attempts, the queued matches still run (their results are
             # kept), but no new round is paired.
             while ex.in_flight() < ex.capacity():

@@ -259,8 +259,8 @@ def test_csv_has_one_row_per_seat_and_neutralises_formulas(rr):
 
 
 def test_csv_cells_keep_numbers_and_quote_only_text():
-    assert reports._safe_cell(-3.5) == -3.5
-    assert [reports._safe_cell(s) for s in ("=1+1", "+x", "-x", "@x", "\tx", "ok")] == \
+    assert reports.safe_cell(-3.5) == -3.5
+    assert [reports.safe_cell(s) for s in ("=1+1", "+x", "-x", "@x", "\tx", "ok")] == \
         ["'=1+1", "'+x", "'-x", "'@x", "'\tx", "ok"]
 
 

@@ -145,7 +145,7 @@ _RATING_FIELDS = ("rank", "bot", "version", "rating", "lo", "hi", "minus", "plus
                   "draws", "losses", "points", "score_pct", "flag")
 
 
-def _whole(x):
+def whole_number(x):
     """A count as an int when it is whole (CSV/JSON show 3, not 3.0)."""
     return int(x) if isinstance(x, float) and x.is_integer() else x
 
@@ -159,10 +159,10 @@ def rating_records(rows: list[dict], tiebreaks: tuple[str, ...] = ()) -> list[di
                "rating": r["rating"], "lo": lo, "hi": hi,
                "minus": None if lo is None else round(r["rating"] - lo, 1),
                "plus": None if hi is None else round(hi - r["rating"], 1),
-               "games": r["games"], "wins": _whole(r["wins"]), "draws": _whole(r["draws"]),
-               "losses": _whole(r["losses"]), "points": _whole(r.get("points", 0.0)),
+               "games": r["games"], "wins": whole_number(r["wins"]), "draws": whole_number(r["draws"]),
+               "losses": whole_number(r["losses"]), "points": whole_number(r.get("points", 0.0)),
                "score_pct": r["score_pct"], "flag": r.get("flag")}
-        rec.update({t: _whole(r.get(t)) for t in tiebreaks})
+        rec.update({t: whole_number(r.get(t)) for t in tiebreaks})
         out.append(rec)
     return out
 
@@ -188,11 +188,11 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
         print(json.dumps({"method": method, "rows": records}, indent=2, ensure_ascii=False))
         return
     if fmt is OutputFormat.csv:
-        from arena.reports import _safe_cell
+        from arena.reports import safe_cell
 
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(fields)
-        writer.writerows([_safe_cell(r[f]) for f in fields] for r in records)
+        writer.writerows([safe_cell(r[f]) for f in fields] for r in records)
         return
     intervals = any(r["lo"] is not None for r in records)
     flags = any(r["flag"] for r in records)
@@ -213,9 +213,9 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
         cells = [str(r["rank"]), who, f"{r['rating']:.0f}"]
         if intervals:
             cells.append("" if r["minus"] is None else f"−{r['minus']:.0f} +{r['plus']:.0f}")
-        cells += [str(r["games"]), _num(r["points"]),
-                  f"{_num(r['wins'])}-{_num(r['draws'])}-{_num(r['losses'])}",
-                  f"{r['score_pct']:.1f}", *(_num(r[t]) if r[t] is not None else "" for t in tiebreaks),
+        cells += [str(r["games"]), plain_number(r["points"]),
+                  f"{plain_number(r['wins'])}-{plain_number(r['draws'])}-{plain_number(r['losses'])}",
+                  f"{r['score_pct']:.1f}", *(plain_number(r[t]) if r[t] is not None else "" for t in tiebreaks),
                   *(printable(r[k]) for k in extra),
                   *([printable(r["flag"])] if flags else [])]
         table.add_row(*cells)
@@ -229,7 +229,8 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
                       "a pool", highlight=False, markup=False)
 
 
-def _num(x: float) -> str:
+def plain_number(x: float) -> str:
+    """A number as a table shows it: 3 rather than 3.0, else its shortest form."""
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 

@@ -11,11 +11,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from arena.cli._app import (DB_OPTION, TOURNAMENT_ARG, OutputFormat, _num, _whole, app, console,
-                            fail, new_table, open_store, print_ratings, printable)
+from arena.cli._app import (DB_OPTION, TOURNAMENT_ARG, OutputFormat, app, console, fail, new_table,
+                            open_store, plain_number, print_ratings, printable, whole_number)
 from arena.errors import ArenaError, ConfigError
 from arena.ratings.defaults import DEFAULT_RATING, DEFAULT_SAMPLES
-from arena.reports import _safe_cell
+from arena.reports import safe_cell
 
 
 METHOD_OPTION = typer.Option("--method", "-m", help="elo, bt (Bradley–Terry) or pl (Plackett–Luce); "
@@ -93,7 +93,7 @@ def _print_los(bots: list[str], matrix: dict, format: OutputFormat) -> None:
     if format is OutputFormat.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(("bot", "opponent", "los"))
-        writer.writerows((_safe_cell(a), _safe_cell(b), round(matrix[a][b], 4))
+        writer.writerows((safe_cell(a), safe_cell(b), round(matrix[a][b], 4))
                          for a in bots for b in bots if a != b)
         return
     numbers = [str(i) for i in range(1, len(bots) + 1)]
@@ -183,8 +183,9 @@ def crosstable(
                 for b in x["bots"]:
                     if a != b:
                         c = x["cells"][a][b]
-                        writer.writerow((s["stage"], _safe_cell(a), _safe_cell(b), _whole(c["points"]),
-                                         c["games"], c["wins"], c["draws"], c["losses"]))
+                        writer.writerow((s["stage"], safe_cell(a), safe_cell(b),
+                                         whole_number(c["points"]), c["games"], c["wins"],
+                                         c["draws"], c["losses"]))
         return
     for s, x in tables:
         bots = x["bots"]
@@ -196,10 +197,10 @@ def crosstable(
             cells = []
             for b in bots:
                 c = x["cells"][a].get(b)
-                cells.append("—" if c is None else f"{_num(c['points'])}/{c['games']}" if c["games"] else "")
+                cells.append("—" if c is None else f"{plain_number(c['points'])}/{c['games']}" if c["games"] else "")
             points = sum(c["points"] for c in x["cells"][a].values())
             games = sum(c["games"] for c in x["cells"][a].values())
-            table.add_row(str(i), printable(a), *cells, f"{_num(points)}/{games}")
+            table.add_row(str(i), printable(a), *cells, f"{plain_number(points)}/{games}")
         console.print(table)
 
 
@@ -228,7 +229,7 @@ def h2h(
                          "elo", "elo_lo", "elo_hi", "basis", "los", "pairs_0", "pairs_0.5",
                          "pairs_1", "pairs_1.5", "pairs_2"))
         elo = result["elo"] or {}
-        writer.writerow((_safe_cell(bot_a), _safe_cell(bot_b), result["games"], result["wins"],
+        writer.writerow((safe_cell(bot_a), safe_cell(bot_b), result["games"], result["wins"],
                          result["draws"], result["losses"], result["score_pct"], elo.get("diff"),
                          elo.get("lo"), elo.get("hi"), elo.get("basis"), result["los"],
                          *result["pentanomial"]))
@@ -283,7 +284,7 @@ def sprt_command(
                 "upper", "decision")
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(keys)
-        writer.writerow([_safe_cell(result[k]) for k in keys])
+        writer.writerow([safe_cell(result[k]) for k in keys])
     else:
         verdict = {"H1": f"H1 accepted: {bot_a} is stronger by about {elo1:g} Elo or more",
                    "H0": f"H0 accepted: {bot_a} is not {elo1:g} Elo stronger",
@@ -343,7 +344,7 @@ def failures(
         # Evidence and stderr are the bot's own text: a spreadsheet must not run them as formulas.
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(FAILURE_FIELDS)
-        writer.writerows([_safe_cell(r[k]) for k in FAILURE_FIELDS] for r in rows)
+        writer.writerows([safe_cell(r[k]) for k in FAILURE_FIELDS] for r in rows)
         return
     table = new_table(f"forfeits — tournament {t['id']}", "game", "bot", "reason", "detail",
                       "evidence", "stderr (tail)")
