@@ -101,7 +101,8 @@ def check_tiebreaks(names: Iterable[str]) -> tuple[str, ...]:
 # Games and matches
 
 
-def _game_pointsexact_points(seats: Sequence[dict]) -> list[Fraction]:
+def _exact_game_points(seats: Sequence[dict]) -> list[Fraction]:
+    """`game_points` as exact fractions, which the standings add up without rounding."""
     side_rank: dict[object, int] = {}
     for seat in seats:
         team = seat["team"]
@@ -119,7 +120,7 @@ def _game_pointsexact_points(seats: Sequence[dict]) -> list[Fraction]:
 
 def game_points(seats: Sequence[dict]) -> list[float]:
     """Each seat's game points in one game (seats are dicts with "team" and "rank")."""
-    return [float(p) for p in _game_pointsexact_points(seats)]
+    return [float(p) for p in _exact_game_points(seats)]
 
 
 def _match_points(points: Sequence[Fraction],
@@ -152,7 +153,7 @@ def score_match(round_no: int, table_no: int, bots: Sequence[int],
     partners: set[tuple[int, int]] = set()
     for game in games:
         teams: dict[object, list[int]] = defaultdict(list)
-        for seat, p in zip(game, _game_pointsexact_points(game)):
+        for seat, p in zip(game, _exact_game_points(game)):
             if seat["entry"] not in position:
                 raise ValueError(f"table {round_no}.{table_no}: entry {seat['entry']} "
                                  f"is not one of its bots {bots}")
@@ -173,7 +174,7 @@ def deal_scores(games: Sequence[dict]) -> list[dict]:
     """Per deal and bot of ONE match: {deal, entry, points, games}, ordered by deal then entry."""
     totals: dict[tuple[int, int], list] = {}
     for game in games:
-        for seat, p in zip(game["seats"], _game_pointsexact_points(game["seats"])):
+        for seat, p in zip(game["seats"], _exact_game_points(game["seats"])):
             tally = totals.setdefault((game["deal"], seat["entry"]), [Fraction(0), 0])
             tally[0] += p
             tally[1] += 1
