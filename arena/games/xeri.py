@@ -592,32 +592,6 @@ class XeriState(GameState):
         """New rounds shuffle from a fresh deal seed."""
         self.deal_seed = future_seed(rng)
 
-    def greedy_rollout(self, rng: random.Random, capture: float = 0.85) -> None:
-        """Plays to the end that take the pile with a non-jack when they can (with probability
-        `capture`), else a random non-jack, else anything: a cheap playout policy for search."""
-        rand = rng.random
-        hands = self.hands
-        while self.current >= 0:
-            hand = hands[self.current]
-            pile = self.pile
-            card = None
-            if rand() < capture:
-                if pile:
-                    top = pile[-1][0]
-                    for c in hand:
-                        if c[0] == top:
-                            card = c
-                            break
-                    if card is None and len(pile) > 1:
-                        card = next((c for c in hand if c[0] == "J"), None)
-                if card is None:
-                    plain = [c for c in hand if c[0] != "J"]
-                    if plain:
-                        card = plain[int(rand() * len(plain))]
-            if card is None:
-                card = hand[int(rand() * len(hand))]
-            self._play(self.current, card)
-
     def rollout(self, rng: random.Random) -> None:
         """Random plays to the end, without building action lists."""
         rand = rng.random
