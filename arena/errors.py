@@ -38,6 +38,14 @@ class DuplicateRun(ConfigError):
     """`arena run CONFIG` where a tournament of the same config is recorded: --resume or --new."""
 
 
+class NotFound(ArenaError):
+    """What a read asked for (a tournament, ladder, bot or game page) does not exist."""
+
+
+class BadRequest(ArenaError):
+    """A read's parameters are malformed (an id that is not a number, a repeated key)."""
+
+
 class StoreError(ArenaError):
     """The database is missing, of another schema, or holds conflicting records."""
 

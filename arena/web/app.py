@@ -25,7 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from arena.errors import ConfigError, StoreError
+from arena.errors import BadRequest, ConfigError, NotFound, StoreError
 from arena.store import Store
 from arena.web import data
 
@@ -263,6 +263,16 @@ async def http_error(request: Request, exc: HTTPException) -> Response:
                   status=exc.status_code)
 
 
+# The data layer raises domain errors; HTTP is this module's business.
+HTTP_STATUS = ((NotFound, 404), (BadRequest, 400))
+
+
+async def domain_error(request: Request, exc: Exception) -> Response:
+    """A NotFound or BadRequest from the data layer, answered like the 404 or 400 it stands for."""
+    status = next(code for kind, code in HTTP_STATUS if isinstance(exc, kind))
+    return await http_error(request, HTTPException(status, str(exc)))
+
+
 async def server_error(request: Request, exc: Exception) -> Response:
     """An unexpected failure: logged with its traceback, answered with one line, never the trace."""
     log.exception("error serving %s", request.url.path)
@@ -310,7 +320,8 @@ def create_app(db_path: str | Path) -> Starlette:
     # A long game's replay JSON is megabytes of repetitive frames: gzip shrinks it ~10x.
     app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders),
                                                Middleware(GZipMiddleware, minimum_size=2048)],
-                    exception_handlers={HTTPException: http_error, Exception: server_error})
+                    exception_handlers={HTTPException: http_error, NotFound: domain_error,
+                                        BadRequest: domain_error, Exception: server_error})
     app.state.db_path = Path(db_path)
     app.state.templates = _templates()
     return app

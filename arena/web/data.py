@@ -10,9 +10,7 @@ import re
 from collections import defaultdict
 from urllib.parse import quote
 
-from starlette.exceptions import HTTPException
-
-from arena.errors import ArenaError, ConfigError, StoreError
+from arena.errors import ArenaError, BadRequest, ConfigError, NotFound, StoreError
 from arena.games import get_game
 from arena.ladder_view import LADDER_FORMAT, ladder_status
 from arena.rating_reports import (crosstable_report, head_to_head, leaderboard as fit_leaderboard,
@@ -29,25 +27,25 @@ TOURNAMENT_GAMES = 1000  # games listed per stage of a tournament page
 OPPONENTS = 50  # head-to-head rows on a bot page
 
 
-def bad_request(message: str) -> HTTPException:
-    """A 400 naming what was wrong with the request."""
-    return HTTPException(400, message)
+def bad_request(message: str) -> BadRequest:
+    """A malformed request, naming what was wrong with it (the web app answers 400)."""
+    return BadRequest(message)
 
 
-def not_found(message: str) -> HTTPException:
-    """A 404 naming what was not found."""
-    return HTTPException(404, message)
+def not_found(message: str) -> NotFound:
+    """Something the request names that does not exist (the web app answers 404)."""
+    return NotFound(message)
 
 
 def parse_id(text: str, what: str) -> int:
-    """A positive integer id from a path segment; 400 otherwise."""
+    """A positive integer id from a path segment; BadRequest (a 400) otherwise."""
     if not text.isascii() or not text.isdigit() or len(text) > 12:
         raise bad_request(f"{what} id must be a number, not {text[:40]!r}")
     return int(text)
 
 
 def one(params, key: str) -> str | None:
-    """The query parameter `key`, or None; 400 when it is given more than once."""
+    """The query parameter `key`, or None; BadRequest (a 400) when it is given more than once."""
     values = params.getlist(key)
     if len(values) > 1:  # which one was meant? Starlette would silently take the last
         raise bad_request(f"{key} given {len(values)} times: "
@@ -56,7 +54,7 @@ def one(params, key: str) -> str | None:
 
 
 def check_game_id(text: str) -> str:
-    """A game id of the allowed characters; 400 otherwise."""
+    """A game id of the allowed characters; BadRequest (a 400) otherwise."""
     if not GAME_ID.fullmatch(text):  # match() with '$' would let a trailing newline through
         raise bad_request(f"bad game id {text[:40]!r}: a game id is 1-200 letters, digits, "
                           "'.', '_' or '-'")
