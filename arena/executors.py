@@ -318,6 +318,8 @@ class RayExecutor(Executor):
 
     def __init__(self, address: str | None = None, workers: int | None = None, pin: bool = True,
                  *, num_cpus: int | None = None):
+        # Ray is a dependency, always installed; it is imported here only because its import is
+        # slow and a serial run (or a command that never plays) has no use for it.
         import ray
         from ray import cloudpickle
 
@@ -808,10 +810,6 @@ def choose_executor(kind: str, planned_games: int, cpus: int | None = None) -> t
     # even at ~6 s of serial work (~300 games) and wins clearly (~20%) from ~500.
     if planned_games < AUTO_RAY_MIN_GAMES:
         return "serial", f"auto: {planned_games} games planned, below {AUTO_RAY_MIN_GAMES}"
-    import importlib.util
-
-    if importlib.util.find_spec("ray") is None:
-        return "serial", "auto: ray is not installed"
     return "ray", f"auto: {planned_games} games planned on {cpus} CPUs"
 
 
