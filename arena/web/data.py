@@ -13,8 +13,9 @@ from urllib.parse import quote
 from arena.errors import ArenaError, BadRequest, ConfigError, NotFound, StoreError
 from arena.games import get_game
 from arena.ladder_view import LADDER_FORMAT, ladder_status
-from arena.rating_reports import (crosstable_report, head_to_head, leaderboard as fit_leaderboard,
-                                  tournament_ratings)
+from arena.leaderboards import GAME_SCOPE, LADDER_SCOPE, ladder_scope_id
+from arena.leaderboards import leaderboard as fit_leaderboard
+from arena.rating_reports import crosstable_report, head_to_head, tournament_ratings
 from arena.reports import tournament_report, tournament_status
 from arena.store import Store, lease_alive
 
@@ -151,7 +152,8 @@ def leaderboard(store: Store, game: str, params) -> dict:
                           f"{', '.join(METHODS)}")
     ladder_text = one(params, "ladder")
     ladder = _ladder_row(store, ladder_text) if ladder_text else None
-    scope = ("game", game) if ladder is None else ("ladder", f"{ladder['id']}:{game}")
+    scope = ((GAME_SCOPE, game) if ladder is None
+             else (LADDER_SCOPE, ladder_scope_id(ladder["id"], game)))
     stored = [m for m in METHODS if store.db.execute(
         "select 1 from pooled_ratings where scope_kind = ? and scope_id = ? and method = ? limit 1",
         [*scope, m]).fetchone()]
