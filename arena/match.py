@@ -18,8 +18,8 @@ from typing import Any, NamedTuple
 from arena.errors import BotError, BotFailureBudget, BotIllegalAction, BotInputStalled, BotTimeout
 from arena.failures import Termination
 from arena.games import forfeit_ranks, make_options, new_game
-from arena.players.base import UNFINISHED, BotSpec, Player, make_player
-from arena.players.process import exchange
+from arena.players import make_player
+from arena.players.base import UNFINISHED, BotSpec, Player, exchange
 from arena.protocol import ActRequest, GameEnd, GameStart, TimeControl, short_repr
 
 
@@ -236,8 +236,8 @@ class MatchRunner:
             except Exception:  # not there, or a value that cannot even be compared: the bot's
                 found = None
             if found is None:
-                # Evidence is the line the bot sent (bounded), when the player keeps it.
-                sent = getattr(self.players[plan.seating[seat]], "last_line", "") or _short(action)
+                # Evidence is the line the bot sent (bounded), when the player has one.
+                sent = self.players[plan.seating[seat]].last_line or _short(action)
                 return seat, BotIllegalAction(f"illegal action {_short(action)}", sent)
             action = legal[seat][found]
             actions[seat] = action
