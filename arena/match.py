@@ -242,7 +242,7 @@ class MatchRunner:
             action = legal[seat][found]
             actions[seat] = action
             moves.append(Move(step, seat, action, round(ms, 3)))
-        state._apply(actions)  # validated above against the legal actions of exactly these seats
+        state.apply_validated(actions)  # validated above against the legal actions of exactly these seats
         record.moves.extend(moves)
         return None
 
