@@ -195,11 +195,11 @@ def exchange(players: list[Player], requests: list[ActRequest], limits: list[flo
     return results
 
 
-# The example bots shipped beside the package (present in a source checkout).
-BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
+# The built-in bots ship inside the package (arena/bots/), so an installed Arena has them.
+BUILTIN_BOTS = Path(__file__).resolve().parents[1] / "bots"
 
 
 def random_bot(name: str = "random", seed: int = 1) -> BotSpec:
-    """The shipped stdlib random bot (bots/random_bot.py) as a subprocess spec."""
+    """The built-in stdlib random bot (arena/bots/random_bot.py) as a subprocess spec."""
     return BotSpec(name=name, command=(sys.executable, "random_bot.py", str(seed)),
-                   workdir=str(BOTS_DIR))
+                   workdir=str(BUILTIN_BOTS))
