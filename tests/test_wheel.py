@@ -19,7 +19,7 @@ from test_cluster_nodes import ROOT, bot_folder, node_venv, run  # noqa: F401 (n
 pytestmark = pytest.mark.slow
 
 
-def test_an_installed_wheel_checks_a_bot_outside_the_checkout(node_venv, tmp_path):
+def test_an_installed_wheel_checks_a_bot_outside_the_checkout(node_venv, tmp_path):  # noqa: F811
     folder = bot_folder(tmp_path / "rnd", ["python3", "random_bot.py"])
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = run([node_venv / "bin" / "python", "-c",
