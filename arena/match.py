@@ -18,8 +18,8 @@ from typing import Any, NamedTuple
 from arena.errors import BotError, BotFailureBudget, BotIllegalAction, BotInputStalled, BotTimeout
 from arena.failures import Termination
 from arena.games import forfeit_ranks, make_options, new_game
-from arena.players.base import UNFINISHED, BotSpec, Player, make_player
-from arena.players.process import exchange
+from arena.players import make_player
+from arena.players.base import UNFINISHED, BotSpec, Player, exchange
 from arena.protocol import ActRequest, GameEnd, GameStart, TimeControl, short_repr
 
 
@@ -236,13 +236,13 @@ class MatchRunner:
             except Exception:  # not there, or a value that cannot even be compared: the bot's
                 found = None
             if found is None:
-                # Evidence is the line the bot sent (bounded), when the player keeps it.
-                sent = getattr(self.players[plan.seating[seat]], "last_line", "") or _short(action)
+                # Evidence is the line the bot sent (bounded), when the player has one.
+                sent = self.players[plan.seating[seat]].last_line or _short(action)
                 return seat, BotIllegalAction(f"illegal action {_short(action)}", sent)
             action = legal[seat][found]
             actions[seat] = action
             moves.append(Move(step, seat, action, round(ms, 3)))
-        state._apply(actions)  # validated above against the legal actions of exactly these seats
+        state.apply_validated(actions)  # validated above against the legal actions of exactly these seats
         record.moves.extend(moves)
         return None
 

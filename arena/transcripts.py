@@ -69,6 +69,11 @@ class RecordingPlayer(Player):
             self._log("runner", {"type": "bye"})
         await self.inner.close()
 
+    @property
+    def last_line(self) -> str:
+        """The inner player's last line (evidence of an illegal action)."""
+        return self.inner.last_line
+
     def log(self) -> str:
         """The inner player's stderr."""
         return self.inner.log()

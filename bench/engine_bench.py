@@ -93,7 +93,7 @@ def bench(name: str, seats: int, seconds: float) -> Figures:
                 figures.act_bytes += len(line)
                 figures.acts += 1
             t3 = perf_counter()
-            state._apply(actions)  # as the runner does: the actions are legal by construction
+            state.apply_validated(actions)  # as the runner does: the actions are legal by construction
             t4 = perf_counter()
             figures.engine += (t1 - t0) + (t4 - t3)
             figures.observe += t2 - t1
@@ -171,7 +171,7 @@ def xeri_through_arena(seconds: float, observe: bool) -> tuple[int, float]:
             legal = state.legal_actions(seat)
             if observe:
                 ActRequest("g", moves, state.observation_json(seat), legal, 1000).line()
-            state._apply({seat: legal[rng.randrange(len(legal))]})
+            state.apply_validated({seat: legal[rng.randrange(len(legal))]})
             moves += 1
         games += 1
     return moves, perf_counter() - started

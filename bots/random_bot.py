@@ -7,10 +7,18 @@ runner sends requests in a fixed order, so the same match gives the same moves.
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 
-from arenabot import run
+try:
+    from arenabot import run  # beside this file: in a bot folder, the kit's file copied in
+except ImportError:
+    # The built-in copy inside the arena package (arena/bots/): the Python kit's own arenabot.py,
+    # in arena/kits/python/, so the package holds it once.
+    sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "kits",
+                                    "python"))
+    from arenabot import run
 
 rng = random.Random(sys.argv[1] if len(sys.argv) > 1 else 0)
 

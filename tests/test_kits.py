@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from arena.checker import check_bot
 from arena.cli import app
 from arena.errors import ConfigError
-from arena.kits import kit_files, new_bot
+from arena.kits import example_files, kit_files, new_bot
 from arena.registry import manifest_spec
 from conftest import BOTS
 
@@ -44,6 +44,12 @@ def test_a_new_bot_passes_check_unchanged(tmp_path, lang):
 
 def test_the_python_kit_carries_todays_arenabot():
     assert kit_files("python")["arenabot.py"] == (BOTS / "arenabot.py").read_text()
+
+
+def test_the_python_examples_in_bots_are_written_from_the_package():
+    # `python -m arena.kits bots` writes them: the package holds each file once.
+    for name, text in example_files().items():
+        assert (BOTS / name).read_text() == text, f"bots/{name} is stale: python -m arena.kits bots"
 
 
 def test_new_refuses_a_bad_name_an_unknown_language_and_a_full_folder(tmp_path):

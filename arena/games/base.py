@@ -113,9 +113,15 @@ class GameState(ABC):
     def legal_actions(self, seat: int) -> list[JSON]:
         """The legal actions of `seat` now, as JSON values ([] if the seat is not to act)."""
 
+    def apply_validated(self, actions: Mapping[int, JSON]) -> None:
+        """Apply actions already checked against legal_actions, one per acting seat: the runner's
+        and search's step, which validate on their own side and so skip apply()'s check."""
+        self._apply(actions)
+
     @abstractmethod
     def _apply(self, actions: Mapping[int, JSON]) -> None:
-        """Apply already-validated actions, one per acting seat."""
+        """The game's step for validated actions, behind apply_validated (a game may override
+        apply_validated itself and alias this hook to it, saving a call per step)."""
 
     @abstractmethod
     def observation(self, seat: int) -> dict:
@@ -168,7 +174,7 @@ class GameState(ABC):
                 raise IllegalActionError(
                     f"illegal action for seat {seat}: {action!r}", seat=seat, action=action
                 )
-        self._apply(actions)
+        self.apply_validated(actions)
 
     def is_over(self) -> bool:
         """True when no seat must act any more."""
@@ -219,7 +225,7 @@ class GameState(ABC):
             acting = self.to_act()
             if not acting:
                 return
-            self._apply({s: rng.choice(self.legal_actions(s)) for s in acting})
+            self.apply_validated({s: rng.choice(self.legal_actions(s)) for s in acting})
 
 
 def check_acting(actions: Mapping[int, JSON], acting: Sequence[int]) -> None:

@@ -633,15 +633,17 @@ class BattlefieldCribbageState(GameState):
             raise IllegalActionError(
                 f"illegal action for seat {seat}: {action!r}", seat=seat, action=action
             )
-        self._apply(actions)
+        self.apply_validated(actions)
 
-    def _apply(self, actions: Mapping[int, JSON]) -> None:
+    def apply_validated(self, actions: Mapping[int, JSON]) -> None:
         """Apply the acting seat's validated action."""
         seat = self.cur
         try:
             self._step(seat, actions[seat])
         except _GameOver:
             pass
+
+    _apply = apply_validated  # the base class's hook, the same function: no extra call
 
     def _step(self, seat: int, action: JSON) -> None:
         kind = action["type"]

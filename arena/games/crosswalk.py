@@ -333,9 +333,9 @@ class CrosswalkState(GameState):
                 raise IllegalActionError(
                     f"illegal action for seat {seat}: {action!r}", seat=seat, action=action
                 )
-        self._apply(actions)
+        self.apply_validated(actions)
 
-    def _apply(self, actions: Mapping[int, JSON]) -> None:
+    def apply_validated(self, actions: Mapping[int, JSON]) -> None:
         """Play the match for already-validated cards, then deal on or score as needed."""
         self._public_json = None
         chosen = {seat: actions[seat]["card"] for seat in self.participants}
@@ -360,6 +360,8 @@ class CrosswalkState(GameState):
             self._advance()
         else:
             self.match_in_cycle += 1
+
+    _apply = apply_validated  # the base class's hook, the same function: no extra call
 
     def _last_match_json(self) -> dict | None:
         if self.last_match is None:

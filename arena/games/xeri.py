@@ -399,9 +399,12 @@ class XeriState(GameState):
             )
         self._play(seat, action["card"])
 
-    def _apply(self, actions: Mapping[int, JSON]) -> None:
+    def apply_validated(self, actions: Mapping[int, JSON]) -> None:
+        """Play the acting seat's already-validated card."""
         seat = self.current
         self._play(seat, actions[seat]["card"])
+
+    _apply = apply_validated  # the base class's hook, the same function: no extra call
 
     # -- observations ---------------------------------------------------------------------------
     def observation(self, seat: int) -> dict:

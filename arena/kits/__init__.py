@@ -2,6 +2,10 @@
 
 Each kit folder holds a manifest (`bot.toml`), the source and a README. `{{name}}` in any file is
 replaced by the new bot's name; nothing else is changed, so a new bot passes `arena bot check`.
+
+The Python examples in a checkout's `bots/` run from their own folder, so they need the kit's
+`arenabot.py` and the built-in random bot beside them as real files (a snapshot holds no links):
+`python -m arena.kits bots` writes them from the package, and a test keeps them up to date.
 """
 
 from __future__ import annotations
@@ -23,6 +27,24 @@ def kit_files(lang: str) -> dict[str, str]:
     root = resources.files(__name__) / lang
     return {f.name: f.read_text(encoding="utf-8") for f in sorted(root.iterdir(), key=lambda f: f.name)
             if f.is_file() and not f.name.endswith((".pyc", ".pyo"))}
+
+
+def example_files() -> dict[str, str]:
+    """The files of `bots/` made from the package: name -> text (the kit's arenabot.py, and the
+    built-in random bot)."""
+    return {"arenabot.py": kit_files("python")["arenabot.py"],
+            "random_bot.py": (resources.files("arena.bots") / "random_bot.py").read_text("utf-8")}
+
+
+def write_examples(folder: str | Path) -> list[Path]:
+    """Write example_files() into `folder` (a checkout's `bots/`); returns the files changed."""
+    changed = []
+    for name, text in example_files().items():
+        path = Path(folder) / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            changed.append(path)
+    return changed
 
 
 def new_bot(name: str, lang: str, parent: str | Path = ".") -> Path:

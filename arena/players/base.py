@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import select
 import sys
+import time as _time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.errors import BotError, BotTimeout
 from arena.players.limits import Limits
 from arena.protocol import ActRequest, GameEnd, GameStart, Ready, TimeControl
 
@@ -69,12 +72,34 @@ class Player(ABC):
     async def act(self, request: ActRequest, timeout: float) -> Any:
         """Send an `act` request and return the bot's action; raise BotError on failure."""
 
-    def act_blocking(self, request: ActRequest, timeout: float) -> Any:
-        """act() without the event loop, for a player that can: the action, or UNFINISHED.
-
-        UNFINISHED (the default) hands the request over: the runner then awaits act().
-        """
+    # -- the hot path: every act of a move goes through these, without the event loop (`exchange`)
+    def begin_act(self, request: ActRequest, timeout: float) -> Any:
+        """Start an act without the event loop: the action when the player answers at once,
+        PENDING when the request is out (`poll_act` takes the answer), or UNFINISHED (the default)
+        to hand the request over to act(), which the runner then awaits."""
         return UNFINISHED
+
+    def poll_act(self, request_id: int) -> Any:
+        """After a PENDING begin_act(): the action if it came, PENDING while it has not, or
+        UNFINISHED for what only act() can finish; may raise BotError."""
+        return UNFINISHED
+
+    def wait_fds(self) -> tuple[int, ...]:
+        """The descriptors a waiter must watch while an act of this player is PENDING."""
+        return ()
+
+    def wake(self, ready: list[int], now: float) -> None:
+        """After the waiter's select() (`ready`: the descriptors that woke it, `now`: when)."""
+
+    @property
+    def poll_interval(self) -> float | None:
+        """The longest a waiter may sleep before calling wake() (None: until an fd or a deadline)."""
+        return None
+
+    @property
+    def last_line(self) -> str:
+        """The bot's last line as it sent it (bounded), for evidence; "" when it sends none."""
+        return ""
 
     @abstractmethod
     async def game_end(self, message: GameEnd) -> None:
@@ -90,7 +115,7 @@ class Player(ABC):
 
 
 class _Unfinished:
-    """The marker of an act_blocking() that needs the event loop to finish."""
+    """The marker of an act the hot path hands over to act() (it needs the event loop)."""
 
     def __repr__(self) -> str:
         return "UNFINISHED"
@@ -98,19 +123,83 @@ class _Unfinished:
 
 UNFINISHED = _Unfinished()
 
-# The example bots shipped beside the package (present in a source checkout).
-BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
+
+class _Pending:
+    """The marker of an answer that has not come yet."""
+
+    def __repr__(self) -> str:
+        return "PENDING"
+
+
+PENDING = _Pending()
+
+
+def _outcome(action: Any) -> Any:
+    """What `exchange` returns for one player: a BotError or UNFINISHED as it is, an action with
+    the moment it was read."""
+    if action is UNFINISHED or isinstance(action, BotError):
+        return action
+    return action, _time.perf_counter()
+
+
+def exchange(players: list[Player], requests: list[ActRequest], limits: list[float],
+             started: float) -> list[Any]:
+    """Ask every player at once and wait for the answers in select(), not in the event loop.
+
+    Every act of a move goes through here: a subprocess bot's answer then costs one write and one
+    select, with no task wake-ups (on one core the loop's rounds cost as much as the pipe itself).
+    Returns, per player, (action, perf_counter() when it was read), a BotError, or UNFINISHED for
+    what only act() can finish (a wrapper without a hot path, a full or broken pipe, an ended
+    output); the caller then awaits act() with the time left. `limits` are seconds from `started`.
+    """
+    results: list[Any] = [UNFINISHED] * len(players)
+    waiting = []
+    for i, (player, request) in enumerate(zip(players, requests)):
+        try:
+            action = player.begin_act(request, limits[i])
+        except BotError as exc:
+            action = exc
+        if action is PENDING:
+            waiting.append(i)
+        else:
+            results[i] = _outcome(action)
+    while waiting:
+        for i in list(waiting):
+            try:
+                action = players[i].poll_act(requests[i].request_id)
+            except BotError as exc:
+                action = exc
+            if action is PENDING:
+                continue
+            waiting.remove(i)
+            results[i] = _outcome(action)
+        if not waiting:
+            break
+        now = _time.perf_counter()
+        for i in list(waiting):
+            if now >= started + limits[i]:
+                waiting.remove(i)
+                results[i] = BotTimeout(f"no action within {limits[i] * 1000:.0f} ms",
+                                        f"request_id {requests[i].request_id}")
+        if not waiting:
+            break
+        wait = min(started + limits[i] for i in waiting) - now
+        intervals = [p for i in waiting if (p := players[i].poll_interval) is not None]
+        if intervals:
+            wait = min(wait, *intervals)
+        fds = [fd for i in waiting for fd in players[i].wait_fds()]
+        ready, _, _ = select.select(fds, (), (), max(wait, 0.0))
+        now = _time.perf_counter()
+        for i in waiting:
+            players[i].wake(ready, now)
+    return results
+
+
+# The built-in bots ship inside the package (arena/bots/), so an installed Arena has them.
+BUILTIN_BOTS = Path(__file__).resolve().parents[1] / "bots"
 
 
 def random_bot(name: str = "random", seed: int = 1) -> BotSpec:
-    """The shipped stdlib random bot (bots/random_bot.py) as a subprocess spec."""
+    """The built-in stdlib random bot (arena/bots/random_bot.py) as a subprocess spec."""
     return BotSpec(name=name, command=(sys.executable, "random_bot.py", str(seed)),
-                   workdir=str(BOTS_DIR))
-
-
-def make_player(spec: BotSpec, time: TimeControl) -> Player:
-    """The right Player for a spec: in process or subprocess."""
-    from arena.players.local import LocalPlayer
-    from arena.players.process import ProcessPlayer
-
-    return LocalPlayer(spec, time) if spec.in_process else ProcessPlayer(spec, time)
+                   workdir=str(BUILTIN_BOTS))

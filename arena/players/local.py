@@ -35,10 +35,10 @@ class LocalPlayer(Player):
 
     async def act(self, request: ActRequest, timeout: float) -> Any:
         """Call `choose` on a decoded copy of the request and time it."""
-        return self.act_blocking(request, timeout)
+        return self.begin_act(request, timeout)
 
-    def act_blocking(self, request: ActRequest, timeout: float) -> Any:
-        """Call `choose` on a decoded copy of the request and time it (it never needs the loop)."""
+    def begin_act(self, request: ActRequest, timeout: float) -> Any:
+        """Call `choose` on a decoded copy of the request and time it: it answers at once."""
         started = _time.perf_counter()
         choose = self.bot.choose if hasattr(self.bot, "choose") else self.bot
         message = request.message()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
 import shutil
 import signal
 import socket
@@ -28,7 +27,8 @@ from arena.errors import (
     BotStartupError,
     BotTimeout,
 )
-from arena.players.base import UNFINISHED, BotSpec, Player
+# `exchange` is the hot path every player takes part in; imported here for the callers of old.
+from arena.players.base import PENDING, UNFINISHED, BotSpec, Player, exchange  # noqa: F401
 from arena.players.launch import (
     REAPER_SIGNAL,
     SAFE_PATH,
@@ -300,6 +300,20 @@ class ProcessPlayer(Player):
             ) from None
 
     # -- the hot path: no event loop (see `exchange`) ---------------------------------------------
+    def begin_act(self, request: ActRequest, timeout: float) -> Any:
+        """Send the act line now: PENDING (poll_act() takes the answer), or UNFINISHED when the
+        pipe did not take it all (act() finishes the write and reports what happens)."""
+        return PENDING if self.send_now(request) else UNFINISHED
+
+    def poll_act(self, request_id: int) -> Any:
+        """The action if the bot has sent it, PENDING while not, UNFINISHED at its output's end."""
+        return self.answer_now(request_id)
+
+    @property
+    def poll_interval(self) -> float | None:
+        """In the sandbox, how often wake() must check its stdout (bwrap holds a copy: no EOF)."""
+        return STDOUT_CHECK if self.launch is not None and self.launch.mode == "bwrap" else None
+
     def send_now(self, request: ActRequest) -> bool:
         """Write the act line without the loop; False hands it to act() (a full or broken pipe)."""
         line = request.line()
@@ -718,77 +732,6 @@ class _Stale:
 
 
 _STALE = _Stale()
-
-
-class _Pending:
-    """The marker of an answer that has not come yet."""
-
-    def __repr__(self) -> str:
-        return "PENDING"
-
-
-PENDING = _Pending()
-
-
-def _outcome(action: Any) -> Any:
-    """What `exchange` returns for one player: a BotError or UNFINISHED as it is, an action with
-    the moment it was read."""
-    if action is UNFINISHED or isinstance(action, BotError):
-        return action
-    return action, time.perf_counter()
-
-
-def exchange(players: list[Player], requests: list[ActRequest], limits: list[float],
-             started: float) -> list[Any]:
-    """Ask every player at once and wait for the answers in select(), not in the event loop.
-
-    Every act of a move goes through here: a subprocess bot's answer then costs one write and one
-    select, with no task wake-ups (on one core the loop's rounds cost as much as the pipe itself).
-    Returns, per player, (action, perf_counter() when it was read), a BotError, or UNFINISHED for
-    what only act() can finish (an in-process wrapper, a full or broken pipe, an ended output);
-    the caller then awaits act() with the time left. `limits` are seconds from `started`.
-    """
-    results: list[Any] = [UNFINISHED] * len(players)
-    waiting = []
-    for i, (player, request) in enumerate(zip(players, requests)):
-        if isinstance(player, ProcessPlayer):
-            if player.send_now(request):
-                waiting.append(i)
-            continue
-        try:
-            action = player.act_blocking(request, limits[i])
-        except BotError as exc:
-            action = exc
-        results[i] = _outcome(action)
-    while waiting:
-        for i in list(waiting):
-            try:
-                action = players[i].answer_now(requests[i].request_id)
-            except BotError as exc:
-                action = exc
-            if action is PENDING:
-                continue
-            waiting.remove(i)
-            results[i] = _outcome(action)
-        if not waiting:
-            break
-        now = time.perf_counter()
-        for i in list(waiting):
-            if now >= started + limits[i]:
-                waiting.remove(i)
-                results[i] = BotTimeout(f"no action within {limits[i] * 1000:.0f} ms",
-                                        f"request_id {requests[i].request_id}")
-        if not waiting:
-            break
-        wait = min(started + limits[i] for i in waiting) - now
-        if any(players[i].launch.mode == "bwrap" for i in waiting):
-            wait = min(wait, STDOUT_CHECK)
-        fds = [fd for i in waiting for fd in players[i].wait_fds()]
-        ready, _, _ = select.select(fds, (), (), max(wait, 0.0))
-        now = time.perf_counter()
-        for i in waiting:
-            players[i].wake(ready, now)
-    return results
 
 
 def _message_type(line: bytes) -> str:

@@ -132,7 +132,7 @@ def crosswalk_fast(state, rng: random.Random, stop_at_round_end: bool, plies: in
         if stop_at_round_end and state.round != start:
             return
         left -= 1
-        state._apply({s: {"type": "play", "card": h[int(rand() * len(h))]}
+        state.apply_validated({s: {"type": "play", "card": h[int(rand() * len(h))]}
                       for s in state.participants for h in (state.hands[s],)})
 
 

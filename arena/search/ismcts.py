@@ -179,7 +179,7 @@ class ISMCTS:
                         actions[s] = model(branch, s, options, branch_rng)
                     else:
                         actions[s] = options[int(branch_rng.random() * len(options))]
-                branch._apply(actions)
+                branch.apply_validated(actions)
                 ops["apply"] += 1
                 if branch.to_act():
                     scorer.play_out(branch, branch_rng, 1)
@@ -267,7 +267,7 @@ class ISMCTS:
                 joint[s] = k
                 actions[s] = legal[keys.index(k)]
             path.append((node, joint))
-            det._apply(actions)
+            det.apply_validated(actions)
             ops["apply"] += 1
             jkey = tuple(sorted(joint.items()))
             child = node.children.get(jkey)

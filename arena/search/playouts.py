@@ -101,7 +101,7 @@ def play_out(state: GameState, rng: random.Random, stop_at_round_end: bool,
                 actions[s] = legal[int(rand() * len(legal))]
             else:
                 actions[s] = policy(state, s, legal, rng)
-        state._apply(actions)
+        state.apply_validated(actions)
 
 
 # -- Xeri -------------------------------------------------------------------------------------------
