@@ -22,7 +22,6 @@ from arena.players.limits import LimitOverrides, as_overrides, resolve_limits
 from arena.protocol import DEFAULT_GRACE_MS, TimeControl
 from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING, DEFAULT_SAMPLES
 
-
 # Names are shown in terminals, web pages and CSV files and compared by eye: ASCII only, so a
 # zero-width space, a right-to-left override or a Cyrillic look-alike cannot pass for another bot.
 NAME_MAX = 64

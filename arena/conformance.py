@@ -826,7 +826,7 @@ class _Checker:
             if a != b:
                 raise self.fail(f"determinize({seat}) depends on cards seat {seat} cannot know: "
                                 f"{_first_diff(b, a)}")
-            self.play_randomly(det, random_chooser(key), CLONE_STEPS, f"a determinized copy")
+            self.play_randomly(det, random_chooser(key), CLONE_STEPS, "a determinized copy")
         self.same_view(state, record.view, "playing determinized copies changed the original")
 
     def play_randomly(self, state: GameState, choose: Chooser, steps: int, what: str) -> None:

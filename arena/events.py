@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from math import comb
 from dataclasses import dataclass, field
+from math import comb
 
 from arena.cards import derive_seed
 from arena.config import StageConfig, TournamentConfig, stage_entrants, time_control

@@ -101,7 +101,7 @@ class Executor(ABC):
                 return
             yield self.next_outcome()
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (optional: most executors hold nothing)
         """Release the executor's resources (safe twice)."""
 
     def __enter__(self):

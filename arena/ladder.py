@@ -48,8 +48,7 @@ from arena.players.base import BotSpec
 from arena.players.limits import as_overrides, resolve_limits
 from arena.refs import parse_ref
 from arena.registry import BotVersion, Registry, guard_match
-from arena.scheduling.matchmaking import (Choice, Format, Matchmaker, MatchmakingConfig,
-                                          TableResult)
+from arena.scheduling.matchmaking import Choice, Format, Matchmaker, MatchmakingConfig, TableResult
 from arena.scheduling.seating import seatings
 from arena.store import Lease, MatchRecord, Store, now
 from arena.tournament import StopRequested, install_sigterm, score_result, start_heartbeat
@@ -561,7 +560,6 @@ def run_ladder(config_path: str | Path, db: str | Path, executor: str = "auto",
     """Load a ladder config, choose an executor, and run (or resume) it over the database `db`."""
     from arena.config import load_ladder_config
     from arena.executors import choose_executor, make_executor
-
     from arena.tournament import isolation_check, sandbox_choice
 
     config = load_ladder_config(config_path)

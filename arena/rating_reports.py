@@ -15,15 +15,26 @@ from pathlib import Path
 
 from arena.errors import ConfigError
 from arena.games import get_game
+
 # `leaderboard` lives below the drivers (the ladder publishes with it); the rating commands and
 # the web app find it here with the other reports.
 from arena.leaderboards import leaderboard, rating_columns  # noqa: F401  (re-exported)
-from arena.ratings import (DEFAULT_RATING, METHODS, RatingResult, default_method,
-                           elo_diff_pentanomial, elo_diff_trinomial, los, pool_flags, rate,
-                           read_results, sprt)
+from arena.ratings import (
+    DEFAULT_RATING,
+    METHODS,
+    RatingResult,
+    default_method,
+    elo_diff_pentanomial,
+    elo_diff_trinomial,
+    los,
+    pool_flags,
+    rate,
+    read_results,
+    sprt,
+)
 from arena.ratings.defaults import DEFAULT_SAMPLES
 from arena.refs import parse_ref
-from arena.reports import stage_record, stage_tiebreaks, stage_history, stage_standings
+from arena.reports import stage_history, stage_record, stage_standings, stage_tiebreaks
 from arena.scheduling.gauntlet import candidate_pairs
 from arena.standings import crosstable
 from arena.store import ENTRANT_NAME, Store

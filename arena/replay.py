@@ -13,7 +13,7 @@ def replay(store: Store, game_id: str) -> tuple[GameState, dict]:
     """Rebuild a stored game's final state; StoreError if the replay disagrees with the record."""
     game = store.load_game(game_id)
     state = new_game(game["game"], game["options"], game["num_seats"], game["seed"])
-    for step, moves in groupby(game["moves"], key=lambda m: m["step"]):
+    for _step, moves in groupby(game["moves"], key=lambda m: m["step"]):
         state.apply({m["seat"]: m["action"] for m in moves})
     if game["termination"] == "normal":
         result = state.result()

@@ -17,8 +17,15 @@ from typing import TextIO
 
 from arena.errors import ConfigError
 from arena.scheduling.base import History, MatchScore, Round, Table
-from arena.standings import (StandingRow, default_tiebreaks, overall_standings, pentanomial,
-                             score_match, score_of_row, standings)
+from arena.standings import (
+    StandingRow,
+    default_tiebreaks,
+    overall_standings,
+    pentanomial,
+    score_match,
+    score_of_row,
+    standings,
+)
 from arena.store import ENTRANT_NAME, Store, stored_json
 
 RATE_WINDOW_S = 60.0
@@ -486,12 +493,14 @@ def export_tournament(store: Store, tournament_id: int, fmt: str, out: TextIO) -
         for g, seats, moves in _game_rows(store, tid):
             record = {
                 "id": g[0], "tournament_id": g[1], "stage": g[2], "round": g[3], "table": g[4],
-                "match_id": g[5], "game": g[6], "options": stored_json(g[7], f"games.options of {g[0]}") if g[7] else {},
+                "match_id": g[5], "game": g[6],
+                "options": stored_json(g[7], f"games.options of {g[0]}") if g[7] else {},
                 "seed": g[8], "deal": g[9], "rotation": g[10], "termination": g[11],
                 "culprit_bot": g[12], "detail": g[13], "evidence": g[14],
                 "seats": [{"seat": s[1], "bot": s[2], "team": s[3], "score": s[4], "rank": s[5]}
                           for s in seats],
-                "moves": [{"ply": m[1], "step": m[2], "seat": m[3], "action": stored_json(m[4], f"moves.action of {g[0]} ply {m[1]}"),
+                "moves": [{"ply": m[1], "step": m[2], "seat": m[3],
+                           "action": stored_json(m[4], f"moves.action of {g[0]} ply {m[1]}"),
                            "ms": m[5]} for m in moves],
             }
             out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")

@@ -161,8 +161,10 @@ def unpack(data: bytes, root: Path, digest: str) -> Path:
                 parts = name.split("/")
                 if (name.startswith("/") or any(p in ("", ".", "..") for p in parts)
                         or not (member.isdir() or member.isfile())):
+                    what = ("a folder or file" if member.isdir() or member.isfile()
+                            else "a link or device")
                     raise HostFault(f"snapshot {digest[:8]}: the data sent holds {name!r} "
-                                    f"({'a folder or file' if member.isdir() or member.isfile() else 'a link or device'}); refused")
+                                    f"({what}); refused")
                 target = tmp / name
                 if member.isdir():
                     target.mkdir(mode=0o700)

@@ -21,13 +21,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from arena.config import TournamentConfig, load_config, shown
-from arena.registry import SNAPSHOT_ENV, Registry, guard_match
-from arena.errors import Cancelled, ConfigError, DuplicateRun, HostFault, MatchErrorLimit, StoreError
+from arena.errors import (
+    Cancelled,
+    ConfigError,
+    DuplicateRun,
+    HostFault,
+    MatchErrorLimit,
+    StoreError,
+)
 from arena.events import EventPlan, StagePlan, match_spec, plan_event
 from arena.executors import Executor, choose_executor, make_executor
 from arena.match import MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
 from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING, DEFAULT_SAMPLES
+from arena.registry import SNAPSHOT_ENV, Registry, guard_match
 from arena.scheduling import History, MatchScore, Round
 from arena.standings import deal_points, deal_scores, score_match, score_of_row
 from arena.store import BOT_FIELDS, Lease, MatchRecord, Store, refuse_directory
@@ -321,7 +328,7 @@ class Driver:
             self._flush_quietly()
             if self.cancel_requested.is_set():
                 self.store.set_status(self.tid, "cancelled")
-                raise Cancelled(f"tournament {self.tid} was cancelled; finished matches are kept")
+                raise Cancelled(f"tournament {self.tid} was cancelled; finished matches are kept") from None
             self.store.set_status(self.tid, "interrupted")
             raise KeyboardInterrupt from None
         except MatchErrorLimit:

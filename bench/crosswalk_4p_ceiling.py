@@ -60,7 +60,10 @@ from arena.games import new_game  # noqa: E402
 from arena.ratings.stats import los  # noqa: E402
 from arena.search.bot import state_from_observation  # noqa: E402
 from arena.search.crosswalk_model import (  # noqa: E402
-    TRUST_ATTR, PlayEvidence, model_belief, round_spread,
+    TRUST_ATTR,
+    PlayEvidence,
+    model_belief,
+    round_spread,
 )
 from arena.search.crosswalk_playout import _NUMBER, SPACE, finish_round  # noqa: E402
 from arena.search.ismcts import ahead_chance  # noqa: E402

@@ -61,7 +61,7 @@ import time
 from pathlib import Path
 
 from arena.executors import Executor
-from arena.match import MatchResult, MatchSpec, run_match, GamePlan
+from arena.match import GamePlan, MatchResult, MatchSpec, run_match
 from arena.players.base import BotSpec
 from arena.protocol import TimeControl
 

@@ -34,9 +34,15 @@ from concurrent.futures import ProcessPoolExecutor
 from scipy.stats import kendalltau
 
 from arena.ratings import rate
-from arena.scheduling.matchmaking import (ELO, Format, Matchmaker, MatchmakingConfig, TableResult,
-                                          side_positions)
 from arena.ratings.simulate import plackett_luce_ranks
+from arena.scheduling.matchmaking import (
+    ELO,
+    Format,
+    Matchmaker,
+    MatchmakingConfig,
+    TableResult,
+    side_positions,
+)
 
 TAU = 0.9
 #: A target counts as reached when it still holds at every check until the games have grown by

@@ -28,8 +28,6 @@ import subprocess
 import sys
 import time
 
-import orjson
-
 from arena.cards import derive_seed
 from arena.games import game_names, new_game
 from arena.match import GamePlan, MatchSpec, run_match

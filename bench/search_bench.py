@@ -7,7 +7,8 @@ For each game, one search from the state after a few random moves, with each pla
 "tuned" (the default: cut-offs at the round's end or a horizon, margin rewards, the Xeri and
 Crosswalk playout rules), "policy" (the rule-informed variants: the BFC heuristic as prior and
 playout rule, which the team bot uses) and, for Crosswalk, "paired" (the 4-seat bot's paired root
-search: an iteration is one playout there, each determinization serving every legal card). Crossfire's position is reached by heuristic play, so that
+search: an iteration is one playout there, each determinization serving every legal card).
+Crossfire's position is reached by heuristic play, so that
 its search models the other seat (a seat playing at random is soon searched by decoupled UCT
 instead; the "crossfire 2p vs random" rows measure that). Rates are per second of
 CPU time (process time), so a busy shared machine slows them less than wall time would; the
@@ -25,9 +26,9 @@ import time
 
 from arena.games import new_game
 from arena.search import ISMCTS
-from arena.search.ismcts import EXPLORATION
 from arena.search.bot import SHIPPED
 from arena.search.crossfire_playout import heuristic_pick
+from arena.search.ismcts import EXPLORATION
 from arena.search.playouts import PAIRED_PROFILES
 
 # Game, seats, options, the shipped bot (arena.search.bot.SHIPPED) that plays it, and how the

@@ -6,7 +6,8 @@
    Xeri round robin, `--deals` deals per match): games/s serially unpinned, serially pinned to one
    core, and on Ray with `--workers` actors (start-up excluded, actors warmed), and the ratio Ray /
    pinned serial; and Ray again with the bots on snapshots, as `arena run` plays them (their
-   hashes checked before each match, nothing copied on one machine). Matches are never split, so n matches on w workers cannot beat
+   hashes checked before each match, nothing copied on one machine). Matches are never split, so
+   n matches on w workers cannot beat
    n / ceil(n / w): 6 bots (15 matches) cap 2 workers at 1.88x, 8 bots (28 matches) at 2x.
 2. Wall time of the quick start (configs/quickstart.toml) from executor start to shutdown: the
    `auto` choice, serial, and forced Ray, with the ratio auto / serial.

@@ -7,6 +7,8 @@ import sys
 import time
 
 import pytest
+from conftest import BOTS, FAKES
+from test_registry import make_bot
 from typer.testing import CliRunner
 
 from arena.checker import check_bot, combinations
@@ -15,8 +17,6 @@ from arena.errors import ConfigError
 from arena.players.base import BotSpec
 from arena.protocol import TimeControl
 from arena.registry import Registry
-from conftest import BOTS, FAKES
-from test_registry import make_bot
 
 runner = CliRunner()
 FAST = TimeControl(startup_ms=2000, move_ms=300)

@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_tournament import BOTS, write_config
 from typer.testing import CliRunner
 
 from arena.cli import app
 from arena.errors import ConfigError
 from arena.players import launch, reaper, users
-from arena.tournament import isolation_check
 from arena.registry import registry_dir
-from test_tournament import BOTS, write_config
+from arena.tournament import isolation_check
 
 runner = CliRunner()
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs a root runner")

@@ -174,7 +174,8 @@ while True:
         took = time.monotonic() - start
         left = cg.members()
         print(f"\nfork bomb (freezer {freezer}, pidns {pidns}): {len(members)} processes, "
-              f"pids_peak {stats.get('pids_peak')} of 32, limit hits {stats['pids_limit_hits']}, kill() {took * 1000:.0f} ms")
+              f"pids_peak {stats.get('pids_peak')} of 32, limit hits {stats['pids_limit_hits']}, "
+              f"kill() {took * 1000:.0f} ms")
         assert len(members) <= 32
         assert stats.get("pids_peak", 32) <= 32
         assert stats["pids_limit_hits"] > 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
+from test_tournament import write_config
 from typer.testing import CliRunner
 
 from arena.cli import app
-from test_tournament import write_config
 
 runner = CliRunner()
 

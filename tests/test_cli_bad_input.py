@@ -9,10 +9,10 @@ import shutil
 import sqlite3
 
 import pytest
+from test_tournament import write_config
 from typer.testing import CliRunner
 
 from arena.cli import app
-from test_tournament import write_config
 
 runner = CliRunner()
 

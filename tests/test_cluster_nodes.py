@@ -29,12 +29,10 @@ import sysconfig
 import tempfile
 import textwrap
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from test_ray_cluster import RAY, free_ports, leftovers, stop, wait_for_line
 
 ROOT = Path(__file__).resolve().parent.parent

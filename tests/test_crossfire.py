@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from arena.cards import make_rng, standard_deck
 from arena.conformance import json_strings
 from arena.errors import GameOptionsError, IllegalActionError
-from arena.games import get_game, make_options, new_game, play_out
-from arena.games import crossfire
+from arena.games import crossfire, get_game, make_options, new_game, play_out
 from arena.games.crossfire import SUDDEN_DEATH_MAX_ROUNDS, CrossfireState, resolve_round
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"

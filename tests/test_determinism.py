@@ -18,6 +18,7 @@ from collections import deque
 from pathlib import Path
 
 import pytest
+from conftest import BOTS, ROOT
 
 from arena.config import load_config, load_ladder_config
 from arena.executors import Executor, SerialExecutor, execute
@@ -26,7 +27,6 @@ from arena.registry import Registry
 from arena.scheduling import History, MatchScore, Pairing, Swiss
 from arena.store import Store
 from arena.tournament import run_tournament
-from conftest import BOTS, ROOT
 
 RANDOM = """
 [[bots]]

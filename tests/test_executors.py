@@ -12,6 +12,7 @@ from dataclasses import replace
 from functools import partial
 
 import pytest
+from conftest import BOTS, FAST, FirstLegal, SeededRandom
 
 from arena import executors
 from arena.cards import derive_seed
@@ -26,7 +27,6 @@ from arena.executors import (
 )
 from arena.match import GamePlan, MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec, random_bot
-from conftest import BOTS, FAST, FirstLegal, SeededRandom
 
 MULTICORE = len(executors.allowed_cpus()) > 1
 

@@ -13,6 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from conftest import BOTS
 from typer.testing import CliRunner
 
 from arena.cli import app
@@ -20,7 +21,6 @@ from arena.cli._app import console
 from arena.cli.ratings import stderr_tail
 from arena.reports import never_started
 from arena.store import Store
-from conftest import BOTS
 
 runner = CliRunner()
 

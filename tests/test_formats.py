@@ -6,12 +6,12 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from conftest import BOTS, KILL_TRIGGER
 
 from arena.config import load_config
 from arena.executors import RayExecutor, SerialExecutor
 from arena.store import Store
 from arena.tournament import run_tournament
-from conftest import BOTS, KILL_TRIGGER
 
 CONFIGS = BOTS.parent / "configs"
 FORMAT_CONFIGS = ["quickstart", "swiss_xeri", "swiss_crosswalk_4p", "gauntlet_crossfire",

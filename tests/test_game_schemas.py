@@ -77,7 +77,7 @@ def test_our_validator_agrees_with_jsonschema():
     jsonschema = pytest.importorskip("jsonschema")
     for name in game_names():
         schemas = {kind: _on_disk(name, kind) for kind in ("observation", "action")}
-        for kind, schema in schemas.items():
+        for _kind, schema in schemas.items():
             jsonschema.Draft202012Validator.check_schema(schema)
         validators = {k: jsonschema.Draft202012Validator(s) for k, s in schemas.items()}
         for i, (kind, value) in enumerate(samples(name, seed=99, games=1)):

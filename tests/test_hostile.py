@@ -21,6 +21,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hostile import FAKES, ISOLATION, check_database, run_isolated
 from typer.testing import CliRunner
 
 from arena.cli import app
@@ -28,7 +29,6 @@ from arena.errors import BotInputStalled
 from arena.players.base import UNFINISHED, BotSpec
 from arena.players.process import ProcessPlayer, exchange
 from arena.protocol import ActRequest, TimeControl
-from hostile import FAKES, ISOLATION, check_database, run_isolated
 
 pytestmark = pytest.mark.skipif(bool(ISOLATION), reason=f"no PID namespace here: {ISOLATION}")
 

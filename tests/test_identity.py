@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import BOTS
 from typer.testing import CliRunner
 
 from arena.cli import app
@@ -19,7 +20,6 @@ from arena.errors import ConfigError, DuplicateRun
 from arena.registry import Registry, content_hash, registry_dir
 from arena.store import Store
 from arena.tournament import Listener, run_config
-from conftest import BOTS
 
 runner = CliRunner()
 

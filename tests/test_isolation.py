@@ -20,10 +20,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hostile import reveal_script, shell_quote
 
 from arena.players import cgroups, users
 from arena.players.launch import sandbox_status
-from hostile import reveal_script, shell_quote
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKES = Path(__file__).parent / "fakebots"

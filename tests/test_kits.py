@@ -6,6 +6,7 @@ import shutil
 import tomllib
 
 import pytest
+from conftest import BOTS
 from typer.testing import CliRunner
 
 from arena.checker import check_bot
@@ -13,7 +14,6 @@ from arena.cli import app
 from arena.errors import ConfigError
 from arena.kits import example_files, kit_files, new_bot
 from arena.registry import manifest_spec
-from conftest import BOTS
 
 runner = CliRunner()
 NEEDS = {"python": None, "node": "node", "c": "cc"}

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import BOTS, ROOT
 from typer.testing import CliRunner
 
 from arena import rating_reports
@@ -31,7 +32,6 @@ from arena.ladder import Ladder, publish_leaderboards
 from arena.ladder_view import ladder_status
 from arena.registry import Registry
 from arena.store import Store
-from conftest import BOTS, ROOT
 
 runner = CliRunner()
 

@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from conftest import FAKES, FAST, FirstLegal, SeededRandom, misbehaving
 
 from arena.cards import derive_seed
 from arena.errors import HostFault
@@ -19,7 +20,6 @@ from arena.match import GamePlan, MatchFailure, MatchSpec, run_match
 from arena.players.base import BotSpec, random_bot
 from arena.protocol import TimeControl
 from arena.scheduling import seatings
-from conftest import FAKES, FAST, FirstLegal, SeededRandom, misbehaving
 
 
 def spec_for(bots, deals=1, time=FAST, max_failures=3, game="xeri", options=None):

@@ -12,9 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.errors import ConfigError
-from arena.scheduling.matchmaking import (ELO, Choice, Format, Matchmaker, MatchmakingConfig,
-                                          TableResult, side_positions)
 from arena.ratings.simulate import plackett_luce_ranks
+from arena.scheduling.matchmaking import (
+    ELO,
+    Choice,
+    Format,
+    Matchmaker,
+    MatchmakingConfig,
+    TableResult,
+    side_positions,
+)
 
 MIXED = (Format("xeri", 2, 2.0), Format("crossfire", 4, 1.0), Format("crosswalk", 4, 1.0, teams=True))
 

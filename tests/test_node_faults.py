@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import deque
 
 from starlette.testclient import TestClient
+from test_tournament import write_config
 from typer.testing import CliRunner
 
 from arena.cli import app
@@ -15,7 +16,6 @@ from arena.match import MatchFailure, MatchResult
 from arena.store import Store
 from arena.tournament import Listener, run_tournament
 from arena.web.app import create_app
-from test_tournament import write_config
 
 runner = CliRunner()
 

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from arena.errors import BadMessage
-from arena.protocol import Action, Hello, Ready, TimeControl, decode_bot_message, encode, json_schemas
+from arena.protocol import (
+    Action,
+    Hello,
+    Ready,
+    TimeControl,
+    decode_bot_message,
+    encode,
+    json_schemas,
+)
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "protocol" / "schema"
 

@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import BOTS
 from typer.testing import CliRunner
 
 from arena import rating_reports
@@ -24,7 +25,6 @@ from arena.ratings import los, rate
 from arena.standings import crosstable
 from arena.store import Store
 from arena.tournament import run_tournament
-from conftest import BOTS
 
 runner = CliRunner()
 

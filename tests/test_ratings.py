@@ -5,11 +5,21 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena.errors import ConfigError
-from arena.ratings import (DEFAULT_K, DEFAULT_RATING, METHODS, Side, default_method, elo,
-                           elo_deltas, expected_score, rate)
+from arena.ratings import (
+    DEFAULT_K,
+    DEFAULT_RATING,
+    METHODS,
+    Side,
+    default_method,
+    elo,
+    elo_deltas,
+    expected_score,
+    rate,
+)
 
 
 def game(ordinal, *ranks, teams=None, bots="abcd"):

@@ -6,7 +6,8 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.errors import ConfigError
 from arena.ratings.bootstrap import bootstrap, intervals, resample, simulate, tie_rates

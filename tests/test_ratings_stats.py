@@ -9,8 +9,13 @@ import pytest
 from scipy.optimize import minimize
 
 from arena.ratings.sprt import SequentialTest, bounds, llr, sprt
-from arena.ratings.stats import (elo_diff_pentanomial, elo_diff_trinomial, los, los_matrix,
-                                 score_to_elo)
+from arena.ratings.stats import (
+    elo_diff_pentanomial,
+    elo_diff_trinomial,
+    los,
+    los_matrix,
+    score_to_elo,
+)
 
 
 def test_los_4307_wins_4063_losses():
@@ -27,7 +32,7 @@ def test_pentanomial_elo_and_interval():
 
 
 def test_trinomial_matches_a_direct_computation():
-    w, d, l = 120, 200, 80
+    w, d, l = 120, 200, 80  # noqa: E741 (wins, draws, losses)
     n = w + d + l
     mu = (w + d / 2) / n
     sd = math.sqrt((w * (1 - mu) ** 2 + d * (0.5 - mu) ** 2 + l * mu ** 2) / n / n)

@@ -14,11 +14,11 @@ import sys
 import textwrap
 
 import pytest
+from conftest import ROOT
+from test_tournament import write_config
 from typer.testing import CliRunner
 
 from arena.cli import app
-from conftest import ROOT
-from test_tournament import write_config
 
 DRIVERS = ("arena.tournament", "arena.ladder", "arena.executors", "arena.registry")
 

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import BOTS
 from typer.testing import CliRunner
 
 from arena.cli import app
@@ -16,7 +17,6 @@ from arena.errors import ConfigError
 from arena.registry import Registry, content_hash, registry_dir
 from arena.store import Store
 from arena.tournament import run_config
-from conftest import BOTS
 
 runner = CliRunner()
 

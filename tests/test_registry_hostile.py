@@ -20,6 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import BOTS
+from test_registry import CONFIG, MANIFEST, make_bot
+from test_stops import query, start, swiss_config, wait_for
 from typer.testing import CliRunner
 
 from arena import registry as registry_module
@@ -29,9 +32,6 @@ from arena.errors import ConfigError, LeaseError
 from arena.registry import Registry, guard, registry_dir
 from arena.store import Lease, Store, process_start
 from arena.tournament import Listener, run_config
-from conftest import BOTS
-from test_registry import CONFIG, MANIFEST, make_bot
-from test_stops import query, start, swiss_config, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()

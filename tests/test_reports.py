@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from conftest import BOTS
 from typer.testing import CliRunner
 
 from arena import reports
@@ -27,7 +28,6 @@ from arena.executors import SerialExecutor
 from arena.match import GameRecord, MatchResult, Move
 from arena.store import Lease, MatchRecord, Store
 from arena.tournament import run_tournament
-from conftest import BOTS
 
 runner = CliRunner()
 
@@ -451,7 +451,7 @@ def test_event_show_puts_the_overall_standing_first_and_marks_left_out(tmp_path)
     heuristic = overall["xeri_heuristic"]["stages"]
     assert heuristic[1] == {"stage": 2, "name": "cf", "left_out": True, "rank": None,
                             "points": None}
-    for bot, row in overall.items():
+    for _bot, row in overall.items():
         played = [s["points"] for s in row["stages"] if not s["left_out"]]
         assert row["points"] == sum(played)
     stage_x = {s["bot"]: s for s in report["stages"][0]["standings"]}

@@ -20,13 +20,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import BOTS, FAKES, ROOT
 
 from arena.config import load_config
 from arena.executors import SerialExecutor
 from arena.players.launch import ARENA_PACKAGE, sandbox_status
 from arena.store import Store
 from arena.tournament import run_tournament
-from conftest import BOTS, FAKES, ROOT
 
 BWRAP_OK = sandbox_status()[0] == "bwrap"
 MODES = ["none", pytest.param("bwrap", marks=pytest.mark.skipif(

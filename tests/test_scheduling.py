@@ -15,8 +15,18 @@ from hypothesis import strategies as st
 
 from arena.errors import ConfigError
 from arena.scheduling import (
-    SCHEDULERS, Gauntlet, History, MatchScore, Pairing, Round, RoundRobin, Swiss, default_rounds,
-    get_scheduler, max_rounds, seatings,
+    SCHEDULERS,
+    Gauntlet,
+    History,
+    MatchScore,
+    Pairing,
+    Round,
+    RoundRobin,
+    Swiss,
+    default_rounds,
+    get_scheduler,
+    max_rounds,
+    seatings,
 )
 from arena.scheduling import swiss as swiss_module
 from arena.scheduling.round_robin import GREEDY_LIMIT, next_combination, unrank_combination

@@ -11,7 +11,11 @@ import pytest
 from arena.games import new_game
 from arena.search import ISMCTS
 from arena.search.crosswalk_playout import (
-    crosswalk_fast, crosswalk_prior, final_values, finish_round, keep_values,
+    crosswalk_fast,
+    crosswalk_prior,
+    final_values,
+    finish_round,
+    keep_values,
 )
 from arena.search.playouts import profile_for
 

@@ -12,7 +12,12 @@ import pytest
 from arena.games import new_game
 from arena.search import ISMCTS
 from arena.search.crosswalk_model import (
-    TRUST_ATTR, cycle_constraints, heuristic_pick, known_discards, model_belief, model_opponent,
+    TRUST_ATTR,
+    cycle_constraints,
+    heuristic_pick,
+    known_discards,
+    model_belief,
+    model_opponent,
     model_prior,
 )
 from arena.search.crosswalk_playout import crosswalk_prior

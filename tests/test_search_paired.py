@@ -15,7 +15,12 @@ from arena.games import new_game
 from arena.search import ISMCTS
 from arena.search.bot import SHIPPED, ISMCTSBot
 from arena.search.crosswalk_model import (
-    ROUND_SPREAD, TRUST_ATTR, PlayEvidence, cycle_constraints, model_belief, round_spread,
+    ROUND_SPREAD,
+    TRUST_ATTR,
+    PlayEvidence,
+    cycle_constraints,
+    model_belief,
+    round_spread,
 )
 from arena.search.ismcts import _Scorer, action_key
 from arena.search.playouts import profile_for

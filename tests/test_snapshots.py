@@ -9,6 +9,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from test_identity import StopAfter
 
 from arena.cards import derive_seed
 from arena.config import load_config
@@ -28,7 +29,6 @@ from arena.snapshots import (
 )
 from arena.store import Store
 from arena.tournament import run_config
-from test_identity import StopAfter
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 
@@ -199,9 +199,9 @@ def test_a_resume_plays_the_snapshot_recorded_although_the_folder_changed(tmp_pa
     told = StopAfter(0)
     outcome = run_config(config, db, executor="serial", pin=False, resume=True, listener=told)
     assert outcome.matches_skipped == 1 and outcome.matches_played == 2
-    assert [n for n in told.notices if "changed since" in n] == [f"bot 'mybot' changed since tournament {outcome.tournament_id} began "
-                            f"(now {content_hash(folder)[:8]}): the resume plays its recorded "
-                            f"snapshot {recorded[:8]}"]
+    assert [n for n in told.notices if "changed since" in n] == [
+        f"bot 'mybot' changed since tournament {outcome.tournament_id} began (now "
+        f"{content_hash(folder)[:8]}): the resume plays its recorded snapshot {recorded[:8]}"]
     store = Store.open_readonly(db)
     forfeits = store.db.execute("select culprit_bot, termination, detail from games "
                                 "where culprit_bot is not null").fetchall()

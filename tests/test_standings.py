@@ -258,7 +258,7 @@ SWISS_VALUES = {  # entry: (match points, game points, buchholz, cut-1, SB, W, D
 
 def test_swiss_example_values_and_default_order():
     rows = standings(6, history_of(SWISS))
-    for e, (mp, gp, bh, cut, sb, w, d, l) in SWISS_VALUES.items():
+    for e, (mp, gp, bh, cut, sb, w, d, l) in SWISS_VALUES.items():  # noqa: E741
         row = by_entry(rows)[e]
         assert (row.match_points, row.game_points, row.buchholz, row.buchholz_cut1,
                 row.sonneborn_berger) == (mp, gp, bh, cut, sb), e

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FAKES
 
 SWISS = """
@@ -138,7 +137,8 @@ def test_sigkill_at_random_moments_then_resume_equals_an_uninterrupted_run(tmp_p
         else:
             # Somewhere inside a match, after this run has recorded something of its own.
             before = finished_matches(db)
-            wait_for(lambda: finished_matches(db) > before or proc.poll() is not None, timeout=120)
+            wait_for(lambda: finished_matches(db) > before or proc.poll() is not None,  # noqa: B023
+                     timeout=120)  # (called within this iteration only)
             time.sleep(rng.uniform(0.0, 1.5))
         if proc.poll() is not None:
             break

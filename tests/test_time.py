@@ -14,12 +14,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from conftest import FAKES
+from test_match import spec_for
+
 from arena.config import parse_config, time_control
 from arena.match import MatchSpec, run_match
 from arena.players.base import BotSpec, random_bot
 from arena.protocol import DEFAULT_GRACE_MS, GameEnd, TimeControl, encode
-from conftest import FAKES
-from test_match import spec_for
 
 
 def timed(ms: float, name: str | None = None, start_at: int = 1) -> BotSpec:

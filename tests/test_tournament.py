@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import BOTS
 
 from arena.config import load_config
 from arena.errors import ConfigError, StoreError
@@ -13,7 +14,6 @@ from arena.executors import RayExecutor, SerialExecutor
 from arena.replay import replay
 from arena.store import Store
 from arena.tournament import run_tournament
-from conftest import BOTS
 
 CONFIG = """
 name = "t"

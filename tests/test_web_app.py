@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from conftest import BOTS
 from starlette.testclient import TestClient
 
 from arena import rating_reports
@@ -30,7 +31,6 @@ from arena.reports import event_standings
 from arena.store import Lease, Store
 from arena.tournament import run_tournament
 from arena.web import create_app
-from conftest import BOTS
 
 XSS = "<script>alert(1)</script>"
 XSS_ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -515,7 +515,7 @@ def test_pages_have_no_inline_script(client, store):
     for url in ("/", f"/tournaments/{_tid(store)}", "/bots/first"):
         html = _html(client, url)
         scripts = re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S)
-        for attrs, body in scripts:
+        for attrs, _body in scripts:
             assert 'src="/static/' in attrs or 'type="application/json"' in attrs
         assert 'href="/static/css/app.css"' in html and 'src="/static/js/app.js"' in html
         for nav in ("Leaderboards", "Tournaments", "Ladders", "Bots"):

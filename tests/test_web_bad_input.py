@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
+from test_web_app import _digest, _html, _json, _tid, client, db, store  # noqa: F401 - fixtures
 
 from arena.errors import StoreError
 from arena.store import Store
 from arena.web import create_app
-from test_web_app import _digest, _html, _json, _tid, client, db, store  # noqa: F401 - fixtures
 
 
 def _gid(store) -> str:

@@ -22,9 +22,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from test_web_replay import XSS, build_db
 
 from arena.store import Store
-from test_web_replay import XSS, build_db
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "docs" / "screenshots"

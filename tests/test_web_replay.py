@@ -13,6 +13,7 @@ from itertools import groupby
 from pathlib import Path
 
 import pytest
+from conftest import BOTS
 
 from arena.config import load_config
 from arena.errors import ConfigError, StoreError
@@ -21,7 +22,6 @@ from arena.games import new_game
 from arena.store import Store
 from arena.tournament import run_tournament
 from arena.web.replay import game_meta, parse_view, replay_data
-from conftest import BOTS
 
 XSS = "<script>alert(1)</script>"
 

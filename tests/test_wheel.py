@@ -13,7 +13,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from test_cluster_nodes import ROOT, bot_folder, node_venv, run  # noqa: F401 (node_venv: a fixture)
 
 pytestmark = pytest.mark.slow

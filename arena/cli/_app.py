@@ -199,7 +199,8 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
     label = METHOD_LABELS.get(method, method)
     table = Table(title=escape(f"{title} — {label}"), title_justify="left")
     columns = ["#", "bot (version)", "rating", *(["95 %"] if intervals else []), "games", "points",
-               "W-D-L", "score %", *(TIEBREAK_HEADERS.get(t, t) for t in tiebreaks), *(e.replace("_", " ") for e in extra),
+               "W-D-L", "score %", *(TIEBREAK_HEADERS.get(t, t) for t in tiebreaks),
+               *(e.replace("_", " ") for e in extra),
                *(["note"] if flags else [])]
     extra_labels = {e.replace("_", " ") for e in extra}
     for c in columns:

@@ -142,12 +142,17 @@ def remove(ref: Annotated[str, REF_ARG],
 @bot_app.command()
 def check(
     target: Annotated[str, typer.Argument(help="A bot folder or manifest, or NAME[@VERSION] in the registry.")],
-    game: Annotated[Optional[str], typer.Option(help="Only this game (default: every game the manifest lists).")] = None,
+    game: Annotated[Optional[str], typer.Option(
+            help="Only this game (default: every game the manifest lists).")] = None,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
-    move_ms: Annotated[Optional[int], typer.Option(min=1, help="Move time limit (default: the tournament default).")] = None,
-    startup_ms: Annotated[Optional[int], typer.Option(min=1, help="Startup limit (default: the tournament default).")] = None,
-    deals: Annotated[int, typer.Option(min=1, help="Deals per game and seat count (each played in every seat).")] = 2,
-    sandbox: Annotated[str, typer.Option(help="auto (bwrap when it works here), none or bwrap: as in a tournament.")] = "auto",
+    move_ms: Annotated[Optional[int], typer.Option(min=1,
+            help="Move time limit (default: the tournament default).")] = None,
+    startup_ms: Annotated[Optional[int], typer.Option(min=1,
+            help="Startup limit (default: the tournament default).")] = None,
+    deals: Annotated[int, typer.Option(
+        min=1, help="Deals per game and seat count (each played in every seat).")] = 2,
+    sandbox: Annotated[str, typer.Option(
+        help="auto (bwrap when it works here), none or bwrap: as in a tournament.")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
 ) -> None:
     """Play the bot against the random bot in each claimed game and seat count; exit 0 when clean."""
@@ -167,7 +172,7 @@ def check(
     except CheckStopped as exc:
         err_console.print(f"[red]error:[/red] check stopped by {exc}: its bots were stopped, "
                           "no report", highlight=False, soft_wrap=True)
-        raise typer.Exit(128 + exc.signum)
+        raise typer.Exit(128 + exc.signum) from None
     if as_json:
         from dataclasses import asdict
 

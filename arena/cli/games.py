@@ -16,7 +16,7 @@ from arena.errors import ArenaError, ConfigError
 @app.command()
 def games() -> None:
     """List the registered games, their seat counts and options."""
-    from arena.games import get_game, game_names
+    from arena.games import game_names, get_game
 
     for name in game_names():
         gt = get_game(name).game_type
@@ -102,7 +102,7 @@ def transcript(
     game: Annotated[str, typer.Argument(help="Game name (see `arena games`).")],
     seats: Annotated[int, typer.Option(min=2, max=4, help="Number of seats.")] = 2,
     seed: Annotated[int, typer.Option(help="Deal seed.")] = 1,
-    option: Annotated[list[str], typer.Option("--option", "-o", help="Game option as key=JSON value.")] = [],
+    option: Annotated[list[str], typer.Option("--option", "-o", help="Game option as key=JSON value.")] = [],  # noqa: B006
     out: Annotated[Optional[Path], typer.Option(help="File to write (default: print).")] = None,
 ) -> None:
     """Record every protocol message of one game between random subprocess bots."""

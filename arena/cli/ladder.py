@@ -8,7 +8,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from arena.cli._app import DB_OPTION, OutputFormat, app, console, err_console, fail, open_store, print_ratings, printable
+from arena.cli._app import (
+    DB_OPTION,
+    OutputFormat,
+    app,
+    console,
+    err_console,
+    fail,
+    open_store,
+    print_ratings,
+    printable,
+)
 from arena.cli.run import ExecutorKind
 from arena.errors import ArenaError, MatchErrorLimit
 
@@ -63,10 +73,10 @@ def _go(config: Path, db: Path, resume: bool, executor: ExecutorKind, ray_addres
     except KeyboardInterrupt:
         err_console.print(f"interrupted: finished tables are saved; continue with `{hint}`",
                           soft_wrap=True, highlight=False, markup=False)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except MatchErrorLimit as exc:
         err_console.print(f"error: {exc}", soft_wrap=True, highlight=False, markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     except ArenaError as exc:
         fail(exc)
     console.print(f"ladder {run.tournament_id} {run.status}: {run.tables_played} tables, "
@@ -78,7 +88,8 @@ def _go(config: Path, db: Path, resume: bool, executor: ExecutorKind, ray_addres
 def start(
     config: Annotated[Path, CONFIG_ARG],
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
-    executor: Annotated[ExecutorKind, typer.Option(help="Where matches run (auto: Ray unless bounded to few games).")] = ExecutorKind.auto,
+    executor: Annotated[ExecutorKind, typer.Option(
+            help="Where matches run (auto: Ray unless bounded to few games).")] = ExecutorKind.auto,
     ray_address: Annotated[Optional[str], RAY_OPTION] = None,
     workers: Annotated[Optional[int], WORKERS_OPTION] = None,
     games: Annotated[Optional[int], GAMES_OPTION] = None,
@@ -121,7 +132,8 @@ def status(
         print(json.dumps(info, indent=2, ensure_ascii=False))
         return
     driver = info["driver"]
-    running = f"driver pid {driver['pid']} on {printable(driver['host'])}" if driver and driver["alive"] else "no driver running"
+    running = (f"driver pid {driver['pid']} on {printable(driver['host'])}"
+               if driver and driver["alive"] else "no driver running")
     console.print(
         f"ladder {info['id']} {printable(info['name'])}: {info['status']} ({running}); "
         f"{info['tables_played']} tables, {info['games_played']} games, {info['in_flight']} in "

@@ -11,12 +11,23 @@ from typing import Annotated, Optional
 
 import typer
 
-from arena.cli._app import (DB_OPTION, TOURNAMENT_ARG, OutputFormat, app, console, fail, new_table,
-                            open_store, plain_number, print_ratings, printable, whole_number)
+from arena.cli._app import (
+    DB_OPTION,
+    TOURNAMENT_ARG,
+    OutputFormat,
+    app,
+    console,
+    fail,
+    new_table,
+    open_store,
+    plain_number,
+    print_ratings,
+    printable,
+    whole_number,
+)
 from arena.errors import ArenaError, ConfigError
 from arena.ratings.defaults import DEFAULT_RATING, DEFAULT_SAMPLES
 from arena.reports import safe_cell
-
 
 METHOD_OPTION = typer.Option("--method", "-m", help="elo, bt (Bradley–Terry) or pl (Plackett–Luce); "
                              "default: the maximum-likelihood one for the games (bt for 2 seats).")

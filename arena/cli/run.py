@@ -25,12 +25,18 @@ class ExecutorKind(str, Enum):
 def run(
     config: Annotated[Path, typer.Argument(help="Tournament config (TOML).")],
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
-    executor: Annotated[ExecutorKind, typer.Option(help="Where matches run (auto: serial for small work or one CPU, else Ray).")] = ExecutorKind.auto,
-    ray_address: Annotated[Optional[str], typer.Option(help="Join this Ray cluster instead of starting a local one.")] = None,
+    executor: Annotated[ExecutorKind, typer.Option(
+            help="Where matches run (auto: serial for small work or one CPU, else Ray).")
+    ] = ExecutorKind.auto,
+    ray_address: Annotated[Optional[str], typer.Option(
+        help="Join this Ray cluster instead of starting a local one.")] = None,
     workers: Annotated[Optional[int], typer.Option(min=1, help="CPUs of the local Ray instance.")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the unfinished tournament of this config.")] = False,
-    new: Annotated[bool, typer.Option("--new", help="Start a second tournament of a config the database holds one of already (a deliberate re-run).")] = False,
-    pin: Annotated[Optional[bool], typer.Option("--pin/--no-pin", help="Pin each match and its bots to one core (default: the config's pin_cpu).")] = None,
+    new: Annotated[bool, typer.Option("--new",
+            help="Start a second tournament of a config the database holds one of already "
+                 "(a deliberate re-run).")] = False,
+    pin: Annotated[Optional[bool], typer.Option("--pin/--no-pin",
+            help="Pin each match and its bots to one core (default: the config's pin_cpu).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run (or resume) a tournament from a config file and print its standings and ratings.
@@ -53,12 +59,12 @@ def run(
     except KeyboardInterrupt:
         err_console.print(f"interrupted: finished matches are saved; resume with `{resume_hint}`",
                           soft_wrap=True, highlight=False, markup=False)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except MatchErrorLimit as exc:
         err_console.print(f"error: {exc}", soft_wrap=True, highlight=False, markup=False)
         err_console.print(f"the tournament stopped; after fixing the cause resume with `{resume_hint}`",
                           soft_wrap=True, highlight=False, markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     except ArenaError as exc:
         fail(exc)
     console.print(

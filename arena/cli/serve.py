@@ -62,7 +62,7 @@ def serve(
         web_app = create_app(db)
     except StoreError as exc:
         err_console.print(f"[red]error:[/red] {printable(exc)}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     import uvicorn
 
     # Checked before saying "serving": uvicorn's own bind error comes after that line, exit 3.

@@ -20,9 +20,20 @@ import typer
 from rich.markup import escape
 
 from arena import reports
-from arena.cli._app import (DB_OPTION, TIEBREAK_HEADERS, TIEBREAK_NAMES, TOURNAMENT_ARG,
-                            OutputFormat, app, console, err_console, fail, new_table, open_store,
-                            print_ratings)
+from arena.cli._app import (
+    DB_OPTION,
+    TIEBREAK_HEADERS,
+    TIEBREAK_NAMES,
+    TOURNAMENT_ARG,
+    OutputFormat,
+    app,
+    console,
+    err_console,
+    fail,
+    new_table,
+    open_store,
+    print_ratings,
+)
 from arena.errors import ArenaError, ConfigError
 
 tournament_app = typer.Typer(
@@ -146,7 +157,8 @@ def list_tournaments(db: Annotated[Path, DB_OPTION] = Path("arena.db")) -> None:
 @tournament_app.command()
 def show(
     tournament: Annotated[Optional[int], TOURNAMENT_ARG] = None,
-    round_no: Annotated[Optional[int], typer.Option("--round", help="Standings and pairings as they were after this round.")] = None,
+    round_no: Annotated[Optional[int], typer.Option("--round",
+            help="Standings and pairings as they were after this round.")] = None,
     stage: Annotated[Optional[int], typer.Option(min=1, help="Only this stage.")] = None,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     format: Annotated[ViewFormat, typer.Option("--format", "-f")] = ViewFormat.table,
@@ -327,8 +339,10 @@ def cancel(
 @tournament_app.command()
 def export(
     tournament: Annotated[int, ID_ARG],
-    format: Annotated[ExportFormat, typer.Option("--format", "-f", help="jsonl: one game per line; csv: one row per game seat.")] = ExportFormat.jsonl,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="File to write (default: standard output).")] = None,
+    format: Annotated[ExportFormat, typer.Option("--format", "-f",
+            help="jsonl: one game per line; csv: one row per game seat.")] = ExportFormat.jsonl,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o",
+            help="File to write (default: standard output).")] = None,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
 ) -> None:
     """Export a tournament's games (seats and moves) as JSON lines or CSV."""
@@ -344,7 +358,7 @@ def export(
         fail(exc)
     except BrokenPipeError:
         _quiet_stdout()  # the reader (`| head`) has had enough; the exit should not complain
-        raise typer.Exit(141)
+        raise typer.Exit(141) from None
     except OSError as exc:
         fail(ConfigError(f"cannot write {output}: {exc.strerror or exc}"))
     unit = "games" if format is ExportFormat.jsonl else "seat rows"

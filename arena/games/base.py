@@ -12,19 +12,18 @@ each card by its code.
 from __future__ import annotations
 
 import copy
-from abc import ABC, abstractmethod
 import random
-
-import orjson
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import orjson
 from pydantic import BaseModel, ConfigDict
 
 from arena.cards import make_rng
-from arena.games.chance import HiddenDeal
 from arena.errors import GameOptionsError, IllegalActionError
+from arena.games.chance import HiddenDeal
 
 JSON = Any
 # A policy chooses an action from (observation, legal_actions), as a bot does.

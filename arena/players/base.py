@@ -88,7 +88,7 @@ class Player(ABC):
         """The descriptors a waiter must watch while an act of this player is PENDING."""
         return ()
 
-    def wake(self, ready: list[int], now: float) -> None:
+    def wake(self, ready: list[int], now: float) -> None:  # noqa: B027 (optional hook)
         """After the waiter's select() (`ready`: the descriptors that woke it, `now`: when)."""
 
     @property

@@ -18,7 +18,6 @@ import time
 from typing import Any
 
 from arena.errors import (
-    HostFault,
     BadMessage,
     BotCrashed,
     BotError,
@@ -26,7 +25,9 @@ from arena.errors import (
     BotResourceLimit,
     BotStartupError,
     BotTimeout,
+    HostFault,
 )
+
 # `exchange` is the hot path every player takes part in; imported here for the callers of old.
 from arena.players.base import PENDING, UNFINISHED, BotSpec, Player, exchange  # noqa: F401
 from arena.players.launch import (
@@ -42,6 +43,7 @@ from arena.players.launch import (
 )
 from arena.players.limits import DEFAULT_LIMITS, describe
 from arena.protocol import (
+    MAX_EVIDENCE,
     Action,
     ActRequest,
     GameEnd,
@@ -54,7 +56,6 @@ from arena.protocol import (
     encode_dict,
     evidence,
 )
-from arena.protocol import MAX_EVIDENCE
 
 MAX_LINE_BYTES = DEFAULT_LIMITS.line_bytes  # a longer line from a bot is a resource_limit failure
 READ_CHUNK = 1 << 16

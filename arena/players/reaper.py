@@ -1,8 +1,9 @@
 """The reaper: a tiny parent between the runner and a bot, so nothing the bot starts escapes.
 
 Run as `python -I -S reaper.py MAX_TASKS OVERHEAD [uid=U] [tmpfs=PATH:MIB] [reveal=DIR:PATH]... --
-BOT_ARGV...` (stdlib only, no Arena import, so it starts in a few ms). The runner's child setup has already made it a child subreaper, given it a
-death signal (SIGUSR1) and the bot's rlimits. It forks the bot into its own process group and then:
+BOT_ARGV...` (stdlib only, no Arena import, so it starts in a few ms). The runner's child setup
+has already made it a child subreaper, given it a death signal (SIGUSR1) and the bot's rlimits.
+It forks the bot into its own process group and then:
 - every process the bot orphans — however it double-forks, whatever session it moves to and
   whatever environment it scrubs — is re-parented to the reaper, so it stays in this tree;
 - when the bot exits, every other process of the tree is SIGKILLed and reaped before the reaper
@@ -10,7 +11,8 @@ death signal (SIGUSR1) and the bot's rlimits. It forks the bot into its own proc
 - SIGTERM is passed on to the bot's process group (the runner's graceful stop);
 - SIGUSR1, SIGINT or SIGHUP (the runner's hard stop, or the runner died) kill the whole tree;
 - with MAX_TASKS > 0 it counts the tree's processes and threads (less OVERHEAD: bwrap's own two)
-  every POLL_S seconds and kills the tree when there are more: the process limit holds even for root, whom RLIMIT_NPROC ignores.
+  every POLL_S seconds and kills the tree when there are more: the process limit holds even for
+  root, whom RLIMIT_NPROC ignores.
   The reason is written to the bot's stderr as `arena: processes limit …`, where the runner reads it.
 - `quota=PATH:MIB` (a temp folder on the host's disk, where no tmpfs can be mounted): every
   QUOTA_EVERY polls the folder is measured and the tree killed when over, with `arena: /tmp limit`;

@@ -28,8 +28,7 @@ from scipy import sparse
 from scipy.special import expit
 
 from arena.ratings.elo import DEFAULT_RATING
-from arena.ratings.fitting import (PRECISE, Fit, Objective, Tables, compact, compile_games,
-                                   fit_pools)
+from arena.ratings.fitting import PRECISE, Fit, Objective, Tables, compact, compile_games, fit_pools
 
 
 class BradleyTerryObjective(Objective):

@@ -32,8 +32,7 @@ import numpy as np
 from scipy import sparse
 
 from arena.ratings.elo import DEFAULT_RATING
-from arena.ratings.fitting import (PRECISE, Fit, Objective, Tables, compact, compile_games,
-                                   fit_pools)
+from arena.ratings.fitting import PRECISE, Fit, Objective, Tables, compact, compile_games, fit_pools
 
 
 @cache

@@ -13,7 +13,7 @@ def plackett_luce_ranks(rng: random.Random, strengths: list[float]) -> list[int]
     for place in range(1, len(strengths) + 1):
         weights = [math.exp(strengths[i]) for i in left]
         x = rng.random() * sum(weights)
-        for i, w in zip(left, weights):
+        for i, w in zip(left, weights):  # noqa: B007 (i is the one drawn, used after the loop)
             x -= w
             if x <= 0:
                 break

@@ -113,5 +113,5 @@ class Scheduler(ABC):
     def total_rounds(self, pairing: Pairing) -> int:
         """How many rounds the stage will have (for progress and validation)."""
 
-    def validate(self, pairing: Pairing) -> None:
+    def validate(self, pairing: Pairing) -> None:  # noqa: B027 (optional: most accept any)
         """Raise ConfigError (one line, naming the value) if the stage cannot be played."""

@@ -20,7 +20,12 @@ import random
 from collections.abc import Mapping
 
 from arena.search.crosswalk_playout import (
-    _NUMBER, _opponent_max, _unplayed_row, crosswalk_fast, crosswalk_prior, default_rules,
+    _NUMBER,
+    _opponent_max,
+    _unplayed_row,
+    crosswalk_fast,
+    crosswalk_prior,
+    default_rules,
     final_values,
 )
 

@@ -15,11 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena.games.base import JSON, GameState
-from arena.search.bfc_playout import heuristic_policy, heuristic_prior, show_bonus
 from arena.search import crossfire_playout as crossfire
+from arena.search.bfc_playout import heuristic_policy, heuristic_prior, show_bonus
 from arena.search.crosswalk_model import (
-    PlayEvidence, model_belief, model_fast, model_fast_random_rest, model_identify,
-    model_opponent, model_prior, round_spread,
+    PlayEvidence,
+    model_belief,
+    model_fast,
+    model_fast_random_rest,
+    model_identify,
+    model_opponent,
+    model_prior,
+    round_spread,
 )
 from arena.search.crosswalk_playout import crosswalk_fast, crosswalk_prior
 
