@@ -114,14 +114,12 @@ def test_failures_show_the_culprits_stderr_tail_in_every_format(tmp_path):
     assert "\x1b[2J" not in out.output and "\\x1b[2J" in out.output
 
 
-def test_a_csv_cell_that_starts_with_a_formula_is_neutralised(tmp_path):
-    # A bot whose stderr is only a formula: its tail starts with "=".
-    (tmp_path / "formula.py").write_text(
-        'import sys\nprint("=1+1", file=sys.stderr)\nsys.stderr.flush()\nsys.exit(2)\n')
-    path = write(tmp_path, f'''
+def with_two_random_bots(tmp_path: Path, name: str, command: list[str]) -> Path:
+    """A config of the bot `name` running `command` against two random bots."""
+    return write(tmp_path, f'''
         [[bots]]
-        name = "formula"
-        command = ["{sys.executable}", "formula.py"]
+        name = "{name}"
+        command = {json.dumps(command)}
         [[bots]]
         manifest = "{BOTS}/random.toml"
         [[bots]]
@@ -129,6 +127,13 @@ def test_a_csv_cell_that_starts_with_a_formula_is_neutralised(tmp_path):
         name = "random-b"
         args = ["2"]
     ''')
+
+
+def test_a_csv_cell_that_starts_with_a_formula_is_neutralised(tmp_path):
+    # A bot whose stderr is only a formula: its tail starts with "=".
+    (tmp_path / "formula.py").write_text(
+        'import sys\nprint("=1+1", file=sys.stderr)\nsys.stderr.flush()\nsys.exit(2)\n')
+    path = with_two_random_bots(tmp_path, "formula", [sys.executable, "formula.py"])
     db = tmp_path / "a.db"
     ran = run(path, db)
     assert ran.exit_code == 1, ran.output  # not played as planned: one bot never started
@@ -144,17 +149,7 @@ def test_a_csv_cell_that_starts_with_a_formula_is_neutralised(tmp_path):
 
 
 def test_a_missing_command_is_refused_before_anything_is_written(tmp_path):
-    path = write(tmp_path, f'''
-        [[bots]]
-        name = "ghost"
-        command = ["/nonexistent/ghost-bot"]
-        [[bots]]
-        manifest = "{BOTS}/random.toml"
-        [[bots]]
-        manifest = "{BOTS}/random.toml"
-        name = "random-b"
-        args = ["2"]
-    ''')
+    path = with_two_random_bots(tmp_path, "ghost", ["/nonexistent/ghost-bot"])
     db = tmp_path / "a.db"
     out = run(path, db)
     assert out.exit_code == 2 and not db.exists()
@@ -164,17 +159,7 @@ def test_a_missing_command_is_refused_before_anything_is_written(tmp_path):
 
 def test_a_bot_that_never_started_is_reported_once_and_the_run_exits_1(tmp_path):
     (tmp_path / "quits.py").write_text("import sys\nsys.exit(3)\n")
-    path = write(tmp_path, f'''
-        [[bots]]
-        name = "quits"
-        command = ["{sys.executable}", "quits.py"]
-        [[bots]]
-        manifest = "{BOTS}/random.toml"
-        [[bots]]
-        manifest = "{BOTS}/random.toml"
-        name = "random-b"
-        args = ["2"]
-    ''')
+    path = with_two_random_bots(tmp_path, "quits", [sys.executable, "quits.py"])
     db = tmp_path / "a.db"
     out = run(path, db)
     assert out.exit_code == 1, out.output
