@@ -503,7 +503,7 @@ class Registry:
             return self._record(mpath, manifest, folder, workdir, tmp, digest)
         finally:
             if tmp.exists():
-                _remove_tree(tmp)
+                remove_tree(tmp)
 
     def _record(self, mpath: Path, manifest: Manifest, folder: Path, workdir: Path, tmp: Path,
                 digest: str) -> AddResult:
@@ -779,7 +779,7 @@ def copy_snapshot(root: Path, folder: Path, entries: list[FolderEntry],
                 os.chmod(tmp / e.rel, 0o555)
         os.chmod(tmp, 0o555)
     except BaseException:
-        _remove_tree(tmp)
+        remove_tree(tmp)
         if made_root:
             try:
                 root.rmdir()
@@ -806,7 +806,7 @@ def install_snapshot(root: Path, tmp: Path, digest: str) -> Path:
     return target
 
 
-def _remove_tree(path: Path) -> None:
+def remove_tree(path: Path) -> None:
     """Remove a folder this process wrote, read-only folders included."""
     for root, dirs, _ in os.walk(path):
         for d in dirs:

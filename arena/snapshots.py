@@ -35,6 +35,7 @@ from arena.registry import (
     copy_snapshot,
     install_snapshot,
     registry_dir,
+    remove_tree,
     scan_folder,
     verify_snapshot,
 )
@@ -191,15 +192,7 @@ def unpack(data: bytes, root: Path, digest: str) -> Path:
         raise HostFault(f"snapshot {digest[:8]}: the data sent is not a snapshot ({exc})") from None
     finally:
         if tmp.exists():
-            _remove(tmp)
-
-
-def _remove(path: Path) -> None:
-    for folder, dirs, _ in os.walk(path):
-        for d in dirs:
-            os.chmod(os.path.join(folder, d), 0o700)
-    os.chmod(path, 0o700)
-    shutil.rmtree(path, ignore_errors=True)
+            remove_tree(tmp)
 
 
 def cache_root() -> Path:
@@ -265,7 +258,7 @@ def _holds(folder: Path, digest: str, ref: str) -> bool:
         verify_snapshot(folder, digest, ref)
         return True
     except SnapshotChanged:
-        _remove(folder)  # a cache entry that lost its content is fetched again
+        remove_tree(folder)  # a cache entry that lost its content is fetched again
         return False
 
 
