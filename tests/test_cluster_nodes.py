@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_ray_cluster import RAY, free_ports, leftovers, stop, wait_for_line
+from test_ray_cluster import RAY, free_ports, leftovers, start_head, stop, wait_for_line
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "bots"
@@ -126,19 +126,9 @@ def cluster(node_venv):
     head_port, dash, agent_a, agent_b = free_ports(4)
     procs: list[subprocess.Popen] = []
     try:
-        subprocess.run([RAY, "get-auth-token", "--generate"], env=env, check=True,
-                       capture_output=True, timeout=60)
-        token = (home / ".ray" / "auth_token").read_text().strip()
+        head, address, token = start_head(base, env, head_port, dash, agent_a, cwd=base)
+        procs.append(head)
         common = ["--num-cpus=1", "--block", "--disable-usage-stats"]
-        head_log = base / "head.log"
-        procs.append(subprocess.Popen(
-            [RAY, "start", "--head", "--port", str(head_port), *common,
-             "--temp-dir", str(base / "h"), "--include-dashboard=false", "--dashboard-port", str(dash),
-             "--dashboard-agent-listen-port", str(agent_a)],
-            env=env, cwd=base, stdout=head_log.open("w"), stderr=subprocess.STDOUT,
-            start_new_session=True))
-        wait_for_line(head_log, "Ray runtime started", procs[0])
-        address = f"127.0.0.1:{head_port}"
         python = node_venv / "bin" / "python"
         check = textwrap.dedent(f"""
             import os, arena.executors

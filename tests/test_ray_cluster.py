@@ -102,6 +102,24 @@ def leftovers(marker: str) -> list[int]:
     return pids
 
 
+def start_head(base: Path, env: dict, head_port: int, dash: int, agent: int,
+               cwd: Path | None = None) -> tuple[subprocess.Popen, str, str]:
+    """Generate the auth token in env's HOME and start a one-CPU head node under `base`:
+    (its `ray start --block` leader, its address, the token)."""
+    subprocess.run([RAY, "get-auth-token", "--generate"], env=env, check=True,
+                   capture_output=True, timeout=60)
+    token = (Path(env["HOME"]) / ".ray" / "auth_token").read_text().strip()
+    head_log = base / "head.log"
+    proc = subprocess.Popen(
+        [RAY, "start", "--head", "--port", str(head_port), "--num-cpus=1", "--block",
+         "--disable-usage-stats", "--temp-dir", str(base / "h"), "--include-dashboard=false",
+         "--dashboard-port", str(dash), "--dashboard-agent-listen-port", str(agent)],
+        env=env, cwd=cwd, stdout=head_log.open("w"), stderr=subprocess.STDOUT,
+        start_new_session=True)
+    wait_for_line(head_log, "Ray runtime started", proc)
+    return proc, f"127.0.0.1:{head_port}", token
+
+
 @pytest.fixture
 def cluster():
     """Head and worker node (one CPU each) with token authentication; yields the head address."""
@@ -115,18 +133,9 @@ def cluster():
     try:
         # The token that head, workers and driver share (Ray 2.60: `ray start --head` uses an
         # existing ~/.ray/auth_token, but does not create one).
-        subprocess.run([RAY, "get-auth-token", "--generate"], env=env, check=True,
-                       capture_output=True, timeout=60)
-        token = (home / ".ray" / "auth_token").read_text().strip()
+        head, address, token = start_head(base, env, head_port, dash, agent_a)
+        procs.append(head)
         common = ["--num-cpus=1", "--block", "--disable-usage-stats"]
-        head_log = base / "head.log"
-        procs.append(subprocess.Popen(
-            [RAY, "start", "--head", "--port", str(head_port), *common, "--temp-dir", str(base / "h"),
-             "--include-dashboard=false", "--dashboard-port", str(dash),
-             "--dashboard-agent-listen-port", str(agent_a)],
-            env=env, stdout=head_log.open("w"), stderr=subprocess.STDOUT, start_new_session=True))
-        wait_for_line(head_log, "Ray runtime started", procs[0])
-        address = f"127.0.0.1:{head_port}"
         worker_log = base / "worker.log"
         procs.append(subprocess.Popen(
             [RAY, "start", "--address", address, *common, "--temp-dir", str(base / "w"),
