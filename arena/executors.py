@@ -466,10 +466,17 @@ class RayExecutor(Executor):
         for slot in self._slots:
             if slot.info is not None and slot.actor is not None:
                 used[slot.info["node"]] = used.get(slot.info["node"], 0) + 1
-        nodes = [n["NodeID"] for n in self.ray.nodes()
-                 if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0
-                 and n["NodeID"] not in self.quarantined]
-        return min(nodes, key=lambda n: used.get(n, 0), default=None)
+        nodes = self._cpu_nodes() - set(self.quarantined)
+        return min(sorted(nodes), key=lambda n: used.get(n, 0), default=None)
+
+    def _cpu_nodes(self) -> set[str]:
+        """The cluster's alive nodes with CPUs (asked of the GCS at most once a second)."""
+        now = time.monotonic()
+        if now - self._alive_at > 1.0:
+            self._alive = {n["NodeID"] for n in self.ray.nodes()
+                           if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0}
+            self._alive_at = now
+        return self._alive
 
     def _other_nodes(self, node: str) -> set[str]:
         """Trusted nodes other than `node` that can take its matches: those our actors run on, and,
@@ -483,12 +490,7 @@ class RayExecutor(Executor):
         started = {s.info["node"] for s in self._slots if s.info and s.actor is not None}
         if started - banned or not any(s.ready_ref is not None for s in self._slots):
             return started - banned
-        now = time.monotonic()
-        if now - self._alive_at > 1.0:  # ray.nodes() asks the GCS: at most once a second
-            self._alive = {n["NodeID"] for n in self.ray.nodes()
-                           if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0}
-            self._alive_at = now
-        return self._alive - banned
+        return self._cpu_nodes() - banned
 
     def _prepare_shipping(self, spec: MatchSpec) -> None:
         """Put each bot snapshot the spec needs in the object store (once), and have in-process

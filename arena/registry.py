@@ -362,6 +362,20 @@ class RefusedStart:
         raise SnapshotChanged(self.message, self.evidence)
 
 
+def snapshot_of(spec: BotSpec) -> tuple[str, Path] | None:
+    """(hash, folder) of the snapshot a subprocess bot runs from: the folder named by its hash
+    that holds its working folder; None for a bot without one (or not inside it)."""
+    if spec.in_process:
+        return None
+    digest = dict(spec.env).get(SNAPSHOT_ENV)
+    if not digest:
+        return None
+    folder = Path(spec.workdir)
+    while folder.name != digest and folder != folder.parent:
+        folder = folder.parent
+    return (digest, folder) if folder.name == digest else None
+
+
 def guard(spec: BotSpec) -> BotSpec:
     """A registry bot's spec as it is, or — its snapshot changed — one whose start fails, saying how.
 
@@ -373,14 +387,12 @@ def guard(spec: BotSpec) -> BotSpec:
     if not digest or spec.factory is not None:
         return spec
     ref = env.get(REF_ENV) or f"{spec.name}@{spec.version}"
-    snapshot = Path(spec.workdir)
-    while snapshot.name != digest and snapshot != snapshot.parent:
-        snapshot = snapshot.parent
+    found = snapshot_of(spec)
     try:
-        if snapshot.name != digest:  # never hash whatever folder the walk up ended in
+        if found is None:  # never hash whatever folder the walk up ended in
             raise SnapshotChanged(f"snapshot of {ref}: its working folder {spec.workdir} is not "
                                   f"inside a snapshot {digest}; refused", f"recorded {digest}")
-        verify_snapshot(snapshot, digest, ref)
+        verify_snapshot(found[1], digest, ref)
     except SnapshotChanged as exc:
         return replace(spec, command=(), factory=RefusedStart(str(exc), exc.evidence))
     return spec

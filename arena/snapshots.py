@@ -37,24 +37,12 @@ from arena.registry import (
     registry_dir,
     remove_tree,
     scan_folder,
+    snapshot_of,
     verify_snapshot,
 )
 
 CACHE_ENV = "ARENA_SNAPSHOT_CACHE"  # where a node keeps the snapshots it was sent
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-
-
-def snapshot_of(spec: BotSpec) -> tuple[str, Path] | None:
-    """(hash, folder) of the snapshot a subprocess bot runs from; None for one that has none."""
-    if spec.in_process:
-        return None
-    digest = dict(spec.env).get(SNAPSHOT_ENV)
-    if not digest:
-        return None
-    folder = Path(spec.workdir)
-    while folder.name != digest and folder != folder.parent:
-        folder = folder.parent
-    return (digest, folder) if folder.name == digest else None
 
 
 def take(folder: Path, root: Path, skip: frozenset[str] = frozenset()) -> tuple[str, Path]:
