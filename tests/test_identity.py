@@ -5,12 +5,12 @@ name@version and are counted apart; a `ready` naming another bot or version is w
 from __future__ import annotations
 
 import json
-import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
 from conftest import BOTS
+from test_registry import make_bot as bot_folder
 from typer.testing import CliRunner
 
 from arena.cli import app
@@ -42,27 +42,9 @@ command = ["python3", "random_bot.py"]
 workdir = "{workdir}"
 """
 
-BOT_TOML = """\
-name = "{name}"
-version = "{version}"
-command = ["python3", "random_bot.py"]
-language = "python"
-games = ["xeri"]
-"""
-
-
 def write(path: Path, text: str) -> Path:
     path.write_text(textwrap.dedent(text))
     return path
-
-
-def bot_folder(folder: Path, name: str = "rb", version: str = "1") -> Path:
-    """A bot folder: the shipped random bot (its ready says random 1) beside a bot.toml."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in ("random_bot.py", "arenabot.py"):
-        shutil.copy(BOTS / f, folder / f)
-    (folder / "bot.toml").write_text(BOT_TOML.format(name=name, version=version))
-    return folder
 
 
 def cli(*args: str):
