@@ -1,0 +1,29 @@
+"""The Arena database: the schema and its migrations, the one writer the drivers use, and the
+read models that reports, the CLI and the web render.
+
+No module outside this package holds SQL (tests/unit/test_no_sql_outside_store.py).
+"""
+
+from arena.store.core import (
+    BOT_FIELDS,
+    ENTRANT_NAME,
+    LEASE_STALE_S,
+    MOVES_TABLE,
+    SCHEMA_VERSION,
+    BotRecord,
+    Lease,
+    MatchRecord,
+    Store,
+    lease_alive,
+    now,
+    process_start,
+    program_identity,
+    refuse_directory,
+    stored_json,
+)
+
+__all__ = [
+    "BOT_FIELDS", "ENTRANT_NAME", "LEASE_STALE_S", "MOVES_TABLE", "SCHEMA_VERSION", "BotRecord",
+    "Lease", "MatchRecord", "Store", "lease_alive", "now", "process_start", "program_identity",
+    "refuse_directory", "stored_json",
+]
