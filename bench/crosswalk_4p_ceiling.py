@@ -57,15 +57,15 @@ import crosswalk_bot  # noqa: E402  (the heuristic, standard library only)
 
 from arena.cards import derive_seed  # noqa: E402
 from arena.games import new_game  # noqa: E402
-from arena.ratings.stats import los  # noqa: E402
-from arena.search.bot import state_from_observation  # noqa: E402
-from arena.search.crosswalk_model import (  # noqa: E402
+from arena.games.crosswalk_model import (  # noqa: E402
     TRUST_ATTR,
     PlayEvidence,
     model_belief,
     round_spread,
 )
-from arena.search.crosswalk_playout import _NUMBER, SPACE, finish_round  # noqa: E402
+from arena.games.crosswalk_playout import _NUMBER, SPACE, finish_round  # noqa: E402
+from arena.ratings.stats import los  # noqa: E402
+from arena.search.bot import state_from_observation  # noqa: E402
 from arena.search.ismcts import ahead_chance  # noqa: E402
 
 SAMPLES = 8

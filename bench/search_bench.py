@@ -12,7 +12,7 @@ Crossfire's position is reached by heuristic play, so that
 its search models the other seat (a seat playing at random is soon searched by decoupled UCT
 instead; the "crossfire 2p vs random" rows measure that). Rates are per second of
 CPU time (process time), so a busy shared machine slows them less than wall time would; the
-budget and CPU ms per move are the shipped bot's (arena.search.bot.SHIPPED), on the row of the
+budget and CPU ms per move are the shipped bot's (arena.search.bot.shipped_bots), on the row of the
 profile it uses. The engine operations counted are determinize (each is one clone plus a
 re-deal), legal_actions and apply calls in the tree. The goal for Xeri is at least 2,000
 iterations/s on one core with random playouts.
@@ -25,13 +25,13 @@ import random
 import time
 
 from arena.games import new_game
+from arena.games.crossfire_search import heuristic_pick
 from arena.search import ISMCTS
-from arena.search.bot import SHIPPED
-from arena.search.crossfire_playout import heuristic_pick
+from arena.search.bot import shipped_bots
 from arena.search.ismcts import EXPLORATION
-from arena.search.playouts import PAIRED_PROFILES
+from arena.search.playouts import declared_profiles
 
-# Game, seats, options, the shipped bot (arena.search.bot.SHIPPED) that plays it, and how the
+# Game, seats, options, the shipped bot (arena.search.bot.shipped_bots) that plays it, and how the
 # benched position is reached: random moves, or the heuristic's (where the search models it).
 CASES = [
     ("xeri", 2, {}, "xeri", "random"),
@@ -89,8 +89,9 @@ def main() -> None:
         label = f"{name} {seats}p" + (" teams" if options.get("team_mode") else "") + (
             " vs random" if name == "crossfire" and opening == "random" else "")
         bare = bench_determinize_playout(state, max(200, args.iterations // 4))
-        shipped = SHIPPED[bot]
-        kinds = ("random", "tuned", "policy") + (("paired",) if name in PAIRED_PROFILES else ())
+        shipped = shipped_bots()[bot]
+        paired = declared_profiles("paired")
+        kinds = ("random", "tuned", "policy") + (("paired",) if name in paired else ())
         for profile in kinds:
             exploration = shipped.get("exploration", EXPLORATION)
             search = ISMCTS(iterations=args.iterations, seed=1, profile=profile,

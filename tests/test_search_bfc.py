@@ -1,4 +1,4 @@
-"""The BFC search knowledge (arena.search.bfc_playout): the port matches the heuristic bot, the
+"""The BFC search knowledge (arena.games.battlefield_cribbage_search): the port matches the heuristic bot, the
 prior favours its choice, the show bonus is per side, and the team bot is legal and deterministic."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from arena.games import new_game
-from arena.search import ISMCTS, ISMCTSBot
-from arena.search.bfc_playout import (
+from arena.games.battlefield_cribbage_search import (
     heuristic_policy,
     heuristic_prior,
     heuristic_values,
     show_bonus,
 )
+from arena.search import ISMCTS, ISMCTSBot
 from arena.search.playouts import profile_for
 
 _BOT = Path(__file__).resolve().parents[1] / "bots" / "bfc_bot.py"

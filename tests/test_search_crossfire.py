@@ -1,4 +1,4 @@
-"""Crossfire's search profile (arena.search.crossfire_playout): the gain table agrees with the
+"""Crossfire's search profile (arena.games.crossfire_search): the gain table agrees with the
 engine's rules; playouts play each seat's best-gaining card; the heuristic's port picks what the bot
 picks; the belief re-deal draws only rows that explain the other seat's plays, and every such row;
 a seat that does not play by the heuristic is told apart."""
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.games import crossfire_search as cf
 from arena.games import new_game
 from arena.games.crossfire import resolve_round
-from arena.search import crossfire_playout as cf
 from arena.search.ismcts import ISMCTS, _Scorer
 from arena.search.playouts import profile_for
 

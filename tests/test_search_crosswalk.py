@@ -1,4 +1,4 @@
-"""Crosswalk search profile: the heuristic-rule prior and playouts (arena.search.crosswalk_playout)."""
+"""Crosswalk search profile: the heuristic-rule prior and playouts (arena.games.crosswalk_playout)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from arena.games import new_game
-from arena.search import ISMCTS
-from arena.search.crosswalk_playout import (
+from arena.games.crosswalk_playout import (
     crosswalk_fast,
     crosswalk_prior,
     final_values,
     finish_round,
     keep_values,
 )
+from arena.search import ISMCTS
 from arena.search.playouts import profile_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bots"))

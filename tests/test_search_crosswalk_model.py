@@ -1,4 +1,4 @@
-"""The exact Crosswalk heuristic model (arena.search.crosswalk_model): the port picks what the bot
+"""The exact Crosswalk heuristic model (arena.games.crosswalk_model): the port picks what the bot
 picks, the inferred hands agree with the bot's past play, and other play is not trusted."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.games import new_game
-from arena.search import ISMCTS
-from arena.search.crosswalk_model import (
+from arena.games.crosswalk_model import (
     TRUST_ATTR,
     cycle_constraints,
     heuristic_pick,
@@ -20,7 +19,8 @@ from arena.search.crosswalk_model import (
     model_opponent,
     model_prior,
 )
-from arena.search.crosswalk_playout import crosswalk_prior
+from arena.games.crosswalk_playout import crosswalk_prior
+from arena.search import ISMCTS
 from arena.search.playouts import profile_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bots"))
@@ -159,7 +159,7 @@ def test_known_discards_of_a_rebuilt_state_are_in_the_pile(seats):
 
 
 def test_a_playout_below_the_roots_round_scores_that_round_alone():
-    from arena.search.crosswalk_model import ROUND_ATTR, model_fast
+    from arena.games.crosswalk_model import ROUND_ATTR, model_fast
     state = next(s for s in _heuristic_games(2, 1) if s.round == 1 and s.played)
     det = state.determinize(0, random.Random(3))
     setattr(det, ROUND_ATTR, 0)

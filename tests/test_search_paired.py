@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena.games import new_game
-from arena.search import ISMCTS
-from arena.search.bot import SHIPPED, ISMCTSBot
-from arena.search.crosswalk_model import (
+from arena.games.crosswalk_model import (
     ROUND_SPREAD,
     TRUST_ATTR,
     PlayEvidence,
@@ -22,6 +20,8 @@ from arena.search.crosswalk_model import (
     model_belief,
     round_spread,
 )
+from arena.search import ISMCTS
+from arena.search.bot import SHIPPED, ISMCTSBot
 from arena.search.ismcts import _Scorer, action_key
 from arena.search.playouts import profile_for
 

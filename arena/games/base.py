@@ -7,6 +7,9 @@ function of (options, number of seats, seed, actions): all chance comes from `se
 Actions and observations are JSON values (dicts, lists, strings, numbers, booleans, None). Cards are
 the string codes of `arena.cards`; every card in a game is unique, so the conformance kit can track
 each card by its code.
+
+Search (arena.search) needs three more hooks: `determinize` (through `unknown_deal` and its two
+helpers), `from_observation`, and optionally `search_hooks`, the game's own search knowledge.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 from pydantic import BaseModel, ConfigDict
@@ -24,6 +27,9 @@ from pydantic import BaseModel, ConfigDict
 from arena.cards import make_rng
 from arena.errors import GameOptionsError, IllegalActionError
 from arena.games.chance import HiddenDeal
+
+if TYPE_CHECKING:
+    from arena.search.hooks import SearchHooks
 
 JSON = Any
 # A policy chooses an action from (observation, legal_actions), as a bot does.
@@ -194,7 +200,7 @@ class GameState(ABC):
         """An independent copy; games override this with something cheaper than deepcopy."""
         return copy.deepcopy(self)
 
-    # -- determinization (for search) -----------------------------------------------------------
+    # -- for search: determinization, a state from an observation, search hooks -----------------
     def unknown_deal(self, seat: int) -> HiddenDeal:
         """Every card `seat` cannot place now, and the zones (of card_zones) it may be in."""
         raise NotImplementedError(f"{type(self).__name__} has no determinization")
@@ -217,6 +223,18 @@ class GameState(ABC):
     def _redraw_future(self, rng: random.Random) -> None:
         """Replace every seed of later chance with one drawn from `rng`."""
         raise NotImplementedError
+
+    @classmethod
+    def from_observation(cls, observation: dict, options: Mapping) -> GameState:
+        """A state that `observation` describes, under `options` (as game_start gives them), the
+        cards its seat cannot place put anywhere consistent: what a search bot searches from."""
+        raise NotImplementedError(f"{cls.__name__} cannot be rebuilt from an observation")
+
+    @classmethod
+    def search_hooks(cls) -> SearchHooks | None:
+        """What search needs of this game beyond this interface (arena.search.hooks.SearchHooks:
+        playout profiles, shipped bots), or None for the generic defaults."""
+        return None
 
     def rollout(self, rng: random.Random) -> None:
         """Play this state to its end with uniformly random legal actions (games may speed it up)."""

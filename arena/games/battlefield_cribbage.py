@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import orjson
 from pydantic import Field, field_validator
@@ -32,6 +32,9 @@ from arena.games.cribbage_scoring import (
     line_points,
     pip,
 )
+
+if TYPE_CHECKING:
+    from arena.search.hooks import SearchHooks
 
 DECK: tuple[str, ...] = tuple(standard_deck(jokers=1))
 HAND = 5
@@ -771,6 +774,15 @@ class BattlefieldCribbageState(GameState):
         self.crib_down = placed.get("crib_face_down", [])
         if "pending_drawn" in placed:
             self.pending = placed["pending_drawn"][0]
+
+    @classmethod
+    def search_hooks(cls) -> SearchHooks:
+        """Battlefield Cribbage's playout profiles and shipped search bots
+        (arena.games.battlefield_cribbage_search)."""
+        # Imported on a search's first call: playing the game never needs its search knowledge.
+        from arena.games.battlefield_cribbage_search import SEARCH
+
+        return SEARCH
 
     @classmethod
     def from_observation(cls, observation: dict, options: Mapping) -> BattlefieldCribbageState:

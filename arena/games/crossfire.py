@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import orjson
 from pydantic import Field
@@ -18,6 +18,9 @@ from arena.errors import IllegalActionError
 from arena.games import register
 from arena.games.base import JSON, GameOptions, GameState, GameType
 from arena.games.chance import HiddenDeal, future_seed
+
+if TYPE_CHECKING:
+    from arena.search.hooks import SearchHooks
 
 # Comparison order: the ace is high in Crossfire.
 RANK_ORDER = {r: v for v, r in enumerate("23456789TJQKA", start=2)}
@@ -384,6 +387,14 @@ class CrossfireState(GameState):
     def _redraw_future(self, rng: random.Random) -> None:
         """Later reshuffles draw from a fresh seed."""
         self._reshuffle_seed = future_seed(rng)
+
+    @classmethod
+    def search_hooks(cls) -> SearchHooks:
+        """Crossfire's playout profiles and shipped search bots (arena.games.crossfire_search)."""
+        # Imported on a search's first call: playing the game never needs its search knowledge.
+        from arena.games.crossfire_search import SEARCH
+
+        return SEARCH
 
     @classmethod
     def from_observation(cls, observation: dict, options: Mapping) -> CrossfireState:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import orjson
 from pydantic import Field, field_validator
@@ -20,6 +20,9 @@ from arena.errors import GameOptionsError, IllegalActionError
 from arena.games import register
 from arena.games.base import JSON, GameOptions, GameResult, GameState, GameType, check_acting
 from arena.games.chance import HiddenDeal, future_seed
+
+if TYPE_CHECKING:
+    from arena.search.hooks import SearchHooks
 
 COLOURS = "RBGY"
 HAND_SIZE = 5
@@ -518,6 +521,14 @@ class CrosswalkState(GameState):
         self.discard = self.in_discard[seat] + placed.get("discard", [])
         self.stock = placed.get("stock", [])
         self._public_json = None
+
+    @classmethod
+    def search_hooks(cls) -> SearchHooks:
+        """Crosswalk's playout profiles and shipped search bots (arena.games.crosswalk_search)."""
+        # Imported on a search's first call: playing the game never needs its search knowledge.
+        from arena.games.crosswalk_search import SEARCH
+
+        return SEARCH
 
     @classmethod
     def from_observation(cls, observation: dict, options: Mapping) -> CrosswalkState:

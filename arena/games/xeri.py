@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import orjson
 from pydantic import Field
@@ -27,6 +27,9 @@ from arena.errors import IllegalActionError
 from arena.games import new_game, register
 from arena.games.base import JSON, GameOptions, GameState, GameType
 from arena.games.chance import HiddenDeal, future_seed
+
+if TYPE_CHECKING:
+    from arena.search.hooks import SearchHooks
 
 DECK: tuple[str, ...] = tuple(standard_deck())
 HAND_SIZE = 6
@@ -621,6 +624,14 @@ class XeriState(GameState):
         new.xeri_pts = self.xeri_pts[:]
         new.history = self.history[:]
         return new
+
+    @classmethod
+    def search_hooks(cls) -> SearchHooks:
+        """Xeri's playout profiles and shipped search bots (arena.games.xeri_search)."""
+        # Imported on a search's first call: playing the game never needs its search knowledge.
+        from arena.games.xeri_search import SEARCH
+
+        return SEARCH
 
     # -- positions ------------------------------------------------------------------------------
     @classmethod

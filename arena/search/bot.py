@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from arena.cards import derive_seed
 from arena.games import get_game
+from arena.search.hooks import declared_bots, search_hooks
 from arena.search.ismcts import EXPLORATION, ISMCTS, action_key
 from arena.search.playouts import Profile, profile_for
 
@@ -29,19 +30,20 @@ class ISMCTSBot:
                              exploration=exploration, profile=profile)
         self.seed = seed
         self.options: dict | None = None
-        # Take each game's exploration and profile from SHIPPED at game_start (the budget stays).
+        # Take each game's exploration and profile from its shipped bot at game_start (the
+        # budget stays).
         self.per_game = per_game
         # The profile's per-game tracker, fed every observation (made at the game's first one).
         self.tracker = None
 
     def game_start(self, msg: dict) -> None:
         """Keep the game's options (they come once, in game_start); with `per_game`, search
-        with the shipped bot's exploration and profile for this game and seat count."""
+        with the shipped bot's exploration and profile for this table (`shipped_settings`)."""
         self.options = dict(msg.get("options") or {})
         self.tracker = None
         if self.per_game and msg.get("game"):
-            settings = SHIPPED[shipped_bot(msg["game"], len(msg.get("players") or ()) or 2,
-                                           self.options)]
+            settings = shipped_settings(msg["game"], len(msg.get("players") or ()) or 2,
+                                        self.options)
             self.search.c = settings.get("exploration", EXPLORATION)
             self.search.profile = settings.get("profile", "tuned")
 
@@ -85,40 +87,51 @@ def factory(iterations: int | None = None, time_ms: float | None = None, seed: i
                              exploration=exploration, profile=profile)
 
 
-# The settings of the bots named in configs/search/*.toml (bench/search_bench.py measures them):
-# an iteration budget per game keeps results reproducible (each is about 100-180 ms of CPU per
-# move here); the 900 ms wall-time cap (under the configs' move_ms = 1000) only guards a busy
-# shared machine. Crosswalk at 4 seats costs more per iteration (four seats' statistics and priors
-# per node), hence its own budget; the BFC team bot searches with the heuristic-informed "policy"
-# profile (arena.search.bfc_playout) and a low exploration constant.
-SHIPPED: dict[str, dict] = {
-    "xeri": {"iterations": 600},
-    "crossfire": {"iterations": 400},
-    # 2 seats: the exact heuristic model (arena.search.crosswalk_model, "policy" profile).
-    "crosswalk": {"iterations": 330, "profile": "policy"},
-    # 4 seats: the paired root search (profile "paired"), the iteration budget in playouts.
-    "crosswalk_4p": {"iterations": 350, "profile": "paired"},
-    "bfc": {"iterations": 250},
-    "bfc_teams": {"iterations": 150, "exploration": 0.3, "profile": "policy"},
-}
+# A shipped bot's wall-time cap per move: under the configs' move_ms = 1000, it only guards a busy
+# shared machine (each game's shipped bots search a fixed number of iterations, which keeps their
+# results reproducible; about 100-180 ms of CPU per move here, bench/search_bench.py).
+SHIPPED_TIME_MS = 900
+
+
+def shipped_bots() -> dict[str, Mapping]:
+    """The settings of every game's shipped bots (the bots configs/search/*.toml name), by bot
+    name, as the games declare them in their search hooks."""
+    return {name: settings for name, (_game, settings) in declared_bots().items()}
 
 
 def shipped_bot(game: str, seats: int, options: Mapping) -> str:
-    """The SHIPPED entry that plays `game` at `seats` seats with these options."""
-    if game == "crosswalk":
-        return "crosswalk" if seats == 2 else "crosswalk_4p"
-    if game == "battlefield_cribbage":
-        return "bfc_teams" if options.get("team_mode") else "bfc"
-    return game
+    """The name of the shipped bot that plays `game` at `seats` seats with these options."""
+    pick = search_hooks(game).pick_bot
+    return game if pick is None else pick(seats, options)
+
+
+def shipped_settings(game: str, seats: int, options: Mapping) -> Mapping:
+    """The settings of the shipped bot that plays this table; none (ISMCTSBot's own) for a game
+    that declares no bot."""
+    return search_hooks(game).bots.get(shipped_bot(game, seats, options), {})
 
 
 # Time-budget factories, for play.
 ismcts_150ms = factory(time_ms=150)
 ismcts_100ms = factory(time_ms=100)
 ismcts_400it = factory(iterations=400)
-ismcts_xeri = factory(time_ms=900, **SHIPPED["xeri"])
-ismcts_crossfire = factory(time_ms=900, **SHIPPED["crossfire"])
-ismcts_crosswalk = factory(time_ms=900, **SHIPPED["crosswalk"])
-ismcts_crosswalk_4p = factory(time_ms=900, **SHIPPED["crosswalk_4p"])
-ismcts_bfc = factory(time_ms=900, **SHIPPED["bfc"])
-ismcts_bfc_teams = factory(time_ms=900, **SHIPPED["bfc_teams"])
+
+# The shipped bots' factories, made on first use, so that a config names the same object twice.
+_SHIPPED_FACTORIES: dict[str, object] = {}
+
+
+def __getattr__(name: str):
+    """`SHIPPED` (shipped_bots()) and `ismcts_<bot>`, the factory of a shipped bot with its
+    settings and the wall-time cap (configs name them as `arena.search.bot:ismcts_xeri`)."""
+    if name == "SHIPPED":
+        return shipped_bots()
+    bot = name.removeprefix("ismcts_")
+    if bot != name:
+        made = _SHIPPED_FACTORIES.get(bot)
+        if made is None:
+            settings = shipped_bots().get(bot)
+            if settings is not None:
+                made = _SHIPPED_FACTORIES[bot] = factory(time_ms=SHIPPED_TIME_MS, **settings)
+        if made is not None:
+            return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

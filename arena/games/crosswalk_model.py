@@ -19,7 +19,7 @@ import math
 import random
 from collections.abc import Mapping
 
-from arena.search.crosswalk_playout import (
+from arena.games.crosswalk_playout import (
     _NUMBER,
     _opponent_max,
     _unplayed_row,

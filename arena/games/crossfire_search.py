@@ -11,7 +11,8 @@ each determinization: the other seat's row is drawn only among rows that would h
 choices of this deal, so the search predicts its next card from what it could really hold. A seat
 whose play so far no rule-abiding row explains is not this heuristic; `identify` tells the search
 to fall back to plain decoupled UCT against it. Playouts play each seat's best-gaining card (the
-same measure, with the whole deck as the pool: one lookup) most of the time.
+same measure, with the whole deck as the pool: one lookup) most of the time. `SEARCH` is the
+profile and shipped bot made of these (returned by CrossfireState.search_hooks).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collections.abc import Callable
 
 from arena.cards import standard_deck
 from arena.games.crossfire import resolve_round
+from arena.search.hooks import SearchHooks
+from arena.search.playouts import Profile
 
 _DECK = standard_deck(jokers=0)
 _INDEX = {card: i for i, card in enumerate(_DECK)}
@@ -341,3 +344,15 @@ def belief(root, seat: int) -> Callable | None:
 
     infer.explains = explains  # for tests: the exact test of a drawn row
     return infer
+
+
+SEARCH = SearchHooks(
+    profiles={
+        # The other seat modelled as the heuristic (exactly: `model_pick`) with its row drawn to
+        # explain its plays of the deal; a seat that does not play by it is searched with
+        # decoupled UCT instead. Playouts by the heuristic's measure (70 % of cards).
+        "tuned": Profile(stop_at_round_end=False, scale=3.0, fast=fast_playout, opponent=model_pick,
+                         belief=belief, identify=identify, prepare=prepare),
+    },
+    bots={"crossfire": {"iterations": 400}},
+)

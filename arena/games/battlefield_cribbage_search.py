@@ -7,7 +7,8 @@ expected show value of the own hand - half of what the next seat could score at 
 left behind + (when the option ends the round) the hand lead over the other side. It sees only
 what a seat sees: face-up slot cards, the line, its own drawn card; face-down slots count as
 unknown cards. The same numbers here, computed from a (determinized) state's public fields, model
-the heuristic opponents in the tree and give the search its first guess.
+the heuristic opponents in the tree and give the search its first guess. `SEARCH` is the
+profiles and shipped bots made of these (returned by BattlefieldCribbageState.search_hooks).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from functools import lru_cache
 
 from arena.games.base import JSON
 from arena.games.cribbage_scoring import rank_parts
+from arena.search.hooks import SearchHooks
+from arena.search.playouts import Profile
 
 JOKER = "JK"
 HAND = 5
@@ -390,3 +393,18 @@ def show_bonus(state) -> list[float]:
         known = tuple(sorted(_RANK[hand[i]] for i in range(base, base + HAND) if up[i]))
         per_side[side_of[s]] += hand_value(known, HAND - len(known))
     return [per_side[side_of[s]] for s in range(n)]
+
+
+SEARCH = SearchHooks(
+    profiles={
+        "tuned": Profile(stop_at_round_end=True, scale=12.0),
+        # The heuristic's own action values as prior and playout rule, playouts cut 8 plies below
+        # the root and scored with the visible hands' expected show value; the 4-seat team bot
+        # uses it (low exploration: a point is only 1/8 of the reward scale).
+        "policy": Profile(stop_at_round_end=True, scale=8.0, prior=heuristic_prior,
+                          prior_weight=1.0, policy=heuristic_policy, horizon=8, bonus=show_bonus),
+    },
+    bots={"bfc": {"iterations": 250},
+          "bfc_teams": {"iterations": 150, "exploration": 0.3, "profile": "policy"}},
+    pick_bot=lambda seats, options: "bfc_teams" if options.get("team_mode") else "bfc",
+)
