@@ -40,10 +40,10 @@
     function sidePiles(z, side) {
       const xeris = v.xeri.filter((x) => sideOf(x.seat) === side);
       if (xeris.length) {
-        const xz = el("div", "xeri-piles");
+        const xz = el("div", "card-groups");
         xz.appendChild(el("span", "muted", "xeri:"));
         for (const x of xeris) {
-          const pair = row(x.cards.map((c) => card(c, { small: true, lastSet })), "xeri-pair");
+          const pair = row(x.cards.map((c) => card(c, { small: true, lastSet })), "card-group");
           pair.appendChild(el("span", "points", "+" + x.value));
           if (teams) pair.appendChild(el("span", "muted", "seat " + x.seat));
           xz.appendChild(pair);
