@@ -1079,6 +1079,119 @@ def check_observations(
     return checker.report._finish(started)
 
 
+# The settings a shipped search bot may declare (ISMCTSBot's).
+BOT_SETTINGS = frozenset({"iterations", "exploration", "profile"})
+
+
+def check_search_hooks(name: str, num_seats: int, options: Mapping[str, Any] | None = None) -> None:
+    """Check the search hooks `name` declares (GameState.search_hooks, arena.search.hooks): None or
+    a SearchHooks whose profiles are Profiles of known kinds, whose bots have ISMCTSBot settings
+    (a known profile kind), bot names no other game uses, and, if it declares bots, one of them
+    picked for this table."""
+    from arena.search.hooks import PROFILE_KINDS, SearchHooks, declared_bots
+    from arena.search.playouts import Profile
+
+    def fail(what: str) -> ConformanceError:
+        opts = _options_key(dict(options or {}))
+        return ConformanceError(f"{name} seats={num_seats} options={opts}: search hooks: {what}",
+                                game=name, num_seats=num_seats, options=options)
+
+    hooks = get_game(name).search_hooks()
+    if hooks is None:
+        return
+    if not isinstance(hooks, SearchHooks):
+        raise fail(f"search_hooks() returned a {type(hooks).__name__}, not a SearchHooks")
+    for kind, profile in hooks.profiles.items():
+        if kind not in PROFILE_KINDS:
+            raise fail(f"profile kind {kind!r} is none of {list(PROFILE_KINDS)}")
+        if not isinstance(profile, Profile):
+            raise fail(f"profile {kind!r} is a {type(profile).__name__}, not a Profile")
+    for bot, settings in hooks.bots.items():
+        unknown = set(settings) - BOT_SETTINGS
+        if unknown:
+            raise fail(f"bot {bot!r} has unknown settings {sorted(unknown)}")
+        if settings.get("profile", "tuned") not in PROFILE_KINDS:
+            raise fail(f"bot {bot!r} searches with an unknown profile kind {settings['profile']!r}")
+    try:
+        declared_bots()
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    if hooks.bots:
+        picked = name if hooks.pick_bot is None else hooks.pick_bot(num_seats, dict(options or {}))
+        if picked not in hooks.bots:
+            raise fail(f"the bot picked for this table, {picked!r}, is none of {sorted(hooks.bots)}")
+
+
+def check_search(
+    name: str,
+    num_seats: int,
+    options: Mapping[str, Any] | None = None,
+    games: int = 1,
+    iterations: int = 8,
+    seed: int = 0,
+) -> Report:
+    """Check what search needs of a game: its hooks (`check_search_hooks`), and in `games` random
+    games the shipped ISMCTS bot (per game, `iterations` a move) playing one seat from its
+    observations alone: at each of its decisions, `from_observation` rebuilds a state showing the
+    seat the same observation and legal actions, the bot answers a legal action, and a search of
+    the true state with each profile kind answers the same legal action twice (deterministic)."""
+    from arena.search import ISMCTS, ISMCTSBot
+    from arena.search.hooks import PROFILE_KINDS
+    from arena.search.playouts import profile_for
+
+    started = time.perf_counter()
+    check_search_hooks(name, num_seats, options)
+    checker = _Checker(name, num_seats, options, check_seed=seed)
+    raw = checker.raw_options
+    kinds = [profile_for(name, kind) for kind in PROFILE_KINDS]
+    for index, game_seed in enumerate(game_seeds(name, num_seats, options, seed, games)):
+        rng = random.Random(derive_seed("search", game_seed))
+        checker.seed, checker.step, checker.actions = game_seed, 0, []
+        state = checker.new(game_seed)
+        mine = index % num_seats
+        bot = ISMCTSBot(iterations=iterations, seed=game_seed, per_game=True)
+        checker.call("ISMCTSBot.game_start", bot.game_start, {
+            "type": "game_start", "game": name, "options": raw, "seat": mine,
+            "players": [f"p{s}" for s in range(num_seats)]})
+        decisions = 0
+        while state.to_act():
+            actions = {}
+            for s in state.to_act():
+                legal = state.legal_actions(s)
+                if s != mine:
+                    actions[s] = rng.choice(legal)
+                    continue
+                obs = state.observation(s)
+                rebuilt = checker.call("from_observation", state.from_observation, obs, raw)
+                if checker.call("rebuilt.observation", rebuilt.observation, s) != obs:
+                    raise checker.fail(f"from_observation(observation({s})) shows the seat "
+                                       "another observation")
+                if checker.call("rebuilt.legal_actions", rebuilt.legal_actions, s) != legal:
+                    raise checker.fail(f"from_observation(observation({s})) has other legal actions")
+                actions[s] = checker.call("ISMCTSBot.choose", bot.choose, obs, legal)
+                if actions[s] not in legal:
+                    raise checker.fail(f"the search bot answered {_short(actions[s])}, not a legal "
+                                       "action")
+                checker.count("rebuilt")
+                # The profiles on a few decisions only: each searches every kind twice.
+                if len(legal) > 1 and decisions < 3:
+                    decisions += 1
+                    for profile in kinds:
+                        picks = [checker.call("ISMCTS.search", ISMCTS(
+                            iterations=iterations, seed=seed, profile=profile).search,
+                            state, s, random.Random(k)) for k in (game_seed, game_seed)]
+                        if picks[0] != picks[1] or picks[0] not in legal:
+                            raise checker.fail(f"searches with one seed answered "
+                                               f"{_short(picks)}: not one legal action")
+                        checker.count("searches", 2)
+            checker.actions.append(actions)
+            state.apply(actions)
+            checker.step += 1
+        checker.report.games += 1
+        checker.report.steps += checker.step
+    return checker.report._finish(started)
+
+
 def check_all(
     names: Iterable[str] | None = None,
     games: int = 5,
