@@ -1119,7 +1119,8 @@ def check_search_hooks(name: str, num_seats: int, options: Mapping[str, Any] | N
     if hooks.bots:
         picked = name if hooks.pick_bot is None else hooks.pick_bot(num_seats, dict(options or {}))
         if picked not in hooks.bots:
-            raise fail(f"the bot picked for this table, {picked!r}, is none of {sorted(hooks.bots)}")
+            raise fail(f"the bot picked for this table, {picked!r}, is none of "
+                       f"{sorted(hooks.bots)}")
 
 
 def check_search(
@@ -1167,7 +1168,8 @@ def check_search(
                     raise checker.fail(f"from_observation(observation({s})) shows the seat "
                                        "another observation")
                 if checker.call("rebuilt.legal_actions", rebuilt.legal_actions, s) != legal:
-                    raise checker.fail(f"from_observation(observation({s})) has other legal actions")
+                    raise checker.fail(f"from_observation(observation({s})) has other legal "
+                                       "actions")
                 actions[s] = checker.call("ISMCTSBot.choose", bot.choose, obs, legal)
                 if actions[s] not in legal:
                     raise checker.fail(f"the search bot answered {_short(actions[s])}, not a legal "
