@@ -3,8 +3,8 @@
     python bench/search_bench.py [--iterations N]
 
 For each game, one search from the state after a few random moves, with each playout profile
-(arena.search.playouts): "random" (plain ISMCTS: whole-game random playouts, rank rewards),
-"tuned" (the default: cut-offs at the round's end or a horizon, margin rewards, the Xeri and
+(arena.search.playouts, as each game declares it): "random" (plain ISMCTS: whole-game random
+playouts, rank rewards), "tuned" (the default: cut-offs at the round's end or a horizon, margin rewards, the Xeri and
 Crosswalk playout rules), "policy" (the rule-informed variants: the BFC heuristic as prior and
 playout rule, which the team bot uses) and, for Crosswalk, "paired" (the 4-seat bot's paired root
 search: an iteration is one playout there, each determinization serving every legal card).

@@ -5,7 +5,7 @@ Run it with Arena's interpreter (the manifest's `python3` must be one that has A
 Usage: ismcts_bot.py [TIME_MS] [SEED] [ITERATIONS]; each move searches ITERATIONS iterations (no
 limit if absent or 0) but for no longer than min(TIME_MS, about half of the act's time_left_ms).
 The game's options come once, in game_start, which also picks the exploration constant and
-playout profile of the shipped bot for that game and seat count (arena.search.bot.SHIPPED).
+playout profile of the shipped bot for that game and seat count (arena.search.bot.shipped_settings).
 """
 
 from __future__ import annotations
