@@ -3,10 +3,10 @@
 Every iteration determinizes the root state for the searching seat (`GameState.determinize`: the
 cards it cannot place are re-dealt, later chance re-drawn), then walks one tree shared by all
 determinizations. A node is a history of joint actions from the root; at a node, each acting seat
-keeps its own statistics per action (decoupled UCT, so the simultaneous steps of Crossfire and
-Crosswalk are handled like turns), and UCB uses availability counts: an action's exploration term
-counts the visits in which it was legal, not the node's visits. The playout after the tree follows
-the game's `Profile` (arena.search.playouts): a cheap state-based policy or random play, to the end
+keeps its own statistics per action (decoupled UCT, so a game's simultaneous steps are handled
+like turns), and UCB uses availability counts: an action's exploration term counts the visits in
+which it was legal, not the node's visits. The playout after the tree follows the `Profile` the
+game declares (arena.search.playouts): a cheap state-based policy or random play, to the end
 of the game or of the current round. A finished game's reward blends its rank (1 alone first, 0
 alone last, ties split) with the squashed gain of the side's score margin over the search's root;
 a playout cut at a round's end is scored by that margin gain alone. Rewards are per side, so
