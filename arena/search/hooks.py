@@ -3,8 +3,8 @@
 A game's class answers `search_hooks()` (arena.games.base.GameState) with a `SearchHooks`, usually
 built in a sibling module of the game (`arena/games/<game>_search.py`) that the class imports
 only when a search first asks, so playing a game never loads its search knowledge. A game that
-declares nothing is searched with the generic defaults: plain playouts and one shipped bot
-with ISMCTSBot's own settings. Nothing under `arena/search/` names a game.
+declares nothing is searched with the generic defaults: uniformly random playouts, and no shipped
+bot (a per-game ISMCTSBot keeps its own settings). Nothing under `arena/search/` names a game.
 """
 
 from __future__ import annotations
