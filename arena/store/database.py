@@ -67,7 +67,7 @@ class StoreBase:
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot open database {str(path)!r}: {exc}") from None
         self.db.execute("PRAGMA foreign_keys = ON")
-        self._migrate()  # refuses a foreign file before anything below could change it
+        migrate(self)  # refuses a foreign file before anything below could change it
         if self.path is not None:
             self.db.enable_wal()
 
@@ -145,6 +145,3 @@ class StoreBase:
             conn.rollback()
             raise
         conn.commit()
-
-    def _migrate(self) -> None:
-        migrate(self)

@@ -1,8 +1,9 @@
 #!/bin/sh
-# How tests/data/main-2026-12-03.sqlite was written (see ../README.md). Run from a checkout of
-# commit 2c160d9 with its configs' ARENA/ replaced by that checkout's path:
-#   sh build.sh /path/to/checkout /var/tmp/legacy   (the bots' snapshots must be outside /tmp:
-#   the sandbox gives bots a fresh /tmp)
+# How tests/data/main-2026-12-03.sqlite was written (see ../README.md), with the code of commit
+# 2c160d9 (ARENA/ in the configs stands for its checkout):
+#   sh build.sh /path/to/checkout-of-2c160d9 /var/tmp/legacy
+# The work folder must be outside /tmp: the sandbox gives bots a fresh /tmp, where they would
+# not find their snapshots.
 set -e
 ARENA=$1
 WORK=$2
