@@ -521,16 +521,11 @@ class Registry:
                 digest: str) -> AddResult:
         """Record the copied snapshot `tmp` (moved to root/<digest>) as a version, or find it known."""
         store = self._open_for_writing()
-        conn = store.db.conn
-        # A registered version has a manifest; a row without one is a bot a config ran.
-        same = conn.execute("select version, status from bots where name = ? and content_hash = ? "
-                            "and manifest is not null", [manifest.name, digest]).fetchone()
+        same = store.registered_with_content(manifest.name, digest)
         if same:
             version, status = same
             if status == "retired":
-                with store.transaction():
-                    conn.execute("update bots set status = 'active' where name = ? and version = ?",
-                                 [manifest.name, version])
+                store.reactivate_bot(manifest.name, version)
                 return AddResult(manifest.name, version, digest, "reactivated",
                                  f"{manifest.name}@{version} was retired; it is active again "
                                  f"(same content {digest[:8]})")
@@ -543,8 +538,7 @@ class Registry:
         def recorded(v: str):
             """(id, claimable) of the row name@v: claimable when a tournament recorded it from
             this folder (same content and command) or before content was hashed."""
-            found = conn.execute("select id, content_hash, manifest, command from bots "
-                                 "where name = ? and version = ?", [manifest.name, v]).fetchone()
+            found = store.bot_identity(manifest.name, v)
             if found is None:
                 return None
             same = found[1] is None or (found[1] == digest
@@ -577,14 +571,7 @@ class Registry:
             "description": manifest.description, "games": json.dumps(manifest.games),
             "manifest": mpath.relative_to(folder).as_posix(),
         }
-        from arena.store import now
-
-        with store.transaction():
-            if outcome == "claimed":
-                conn.execute("update bots set " + ", ".join(f"[{k}] = ?" for k in values)
-                             + " where id = ?", [*values.values(), row[0]])
-            else:
-                store._insert("bots", [{**values, "added_at": now()}])
+        store.register_bot(values, claim=row[0] if outcome == "claimed" else None)
         return AddResult(manifest.name, version, digest, outcome, message)
 
     def _open_for_writing(self):
@@ -599,11 +586,7 @@ class Registry:
         """Registered versions (of one bot, or of all), oldest first."""
         # A registered version has a snapshot and its manifest in it; a tournament's own bots
         # (manifest and command bots) may have a content hash too, but are not the registry's.
-        where, args = "content_hash is not null and manifest is not null", []
-        if name is not None:
-            where, args = where + " and name = ?", [name]
-        return [self._version(r) for r in self.store.db.query(
-            f"select * from bots where {where} order by name, id", args)]
+        return [self._version(r) for r in self.store.registered_bots(name)]
 
     def lookup(self, ref: str, active_only: bool = False) -> BotVersion:
         """The version `name@version`, or the newest active version of `name`."""
@@ -678,55 +661,15 @@ class Registry:
             raise ConfigError(f"no bot named {name!r} in the registry")
         if version is not None:
             versions = [self.lookup(ref)]
-        q = self.store.db.query
         out = []
         for v in versions:
-            tournaments = [r["tournament_id"] for r in q(
-                "select tournament_id from tournament_bots where bot_id = ? "
-                "order by tournament_id desc", [v.id])]
-            games = next(q("select count(*) n from game_seats where bot_id = ?", [v.id]))["n"]
-            ratings = []
-            if tournaments:
-                # The ratings table is keyed by the bot's name within a tournament.
-                ratings = list(q(
-                    "select r.tournament_id, t.name tournament, r.stage, r.method, r.rating, "
-                    "r.lo, r.hi, r.games from ratings r join tournaments t on t.id = r.tournament_id "
-                    "where r.bot_id = ? and r.tournament_id = ? order by r.stage, r.method",
-                    [v.id, tournaments[0]]))
-            failures = list(q(
-                "select g.id game_id, g.tournament_id, g.termination, g.detail, g.evidence, "
-                "g.recorded_at, l.stderr from games g "
-                "join game_seats s on s.game_id = g.id and s.seat = g.culprit_seat "
-                "left join bot_logs l on l.match_id = g.match_id and l.bot = s.bot "
-                "where s.bot_id = ? and g.termination != 'normal' "
-                "order by g.recorded_at desc, g.ordinal desc limit 5", [v.id]))
-            for f in failures:
+            history = self.store.bot_history(v.id)
+            for f in history["failures"]:
                 f["stderr_tail"] = (f.pop("stderr") or "")[-STDERR_TAIL:]
-            out.append({**v.__dict__, "ref": v.ref, "tournaments": len(tournaments),
-                        "games_played": games, "ratings": ratings, "failures": failures,
-                        **self._ladder_record(v.id)})
+            out.append({**v.__dict__, "ref": v.ref, "tournaments": len(history["tournaments"]),
+                        "games_played": history["games_played"], "ratings": history["ratings"],
+                        "failures": history["failures"], **self.store.bot_ladder_record(v.id)})
         return {"name": name, "versions": out}
-
-    def _ladder_record(self, bot_id: int) -> dict:
-        """A version's ladders (entry, why rejected), recent ladder games and rating trajectory."""
-        q = self.store.db.query
-        ladders = list(q(
-            "select t.id ladder_id, t.name ladder, e.status, e.reason, e.joined_tick, "
-            "e.retired_tick, (select count(*) from game_seats s join games g on g.id = s.game_id "
-            "where g.tournament_id = t.id and s.bot_id = e.bot_id) games "
-            "from ladder_entries e join tournaments t on t.id = e.tournament_id "
-            "where e.bot_id = ? order by t.id", [bot_id]))
-        recent = list(q(
-            "select g.id game_id, g.tournament_id ladder_id, g.game, s.rank, g.num_seats seats, "
-            "g.termination, g.recorded_at from game_seats s join games g on g.id = s.game_id "
-            "join tournaments t on t.id = g.tournament_id "
-            "where s.bot_id = ? and t.format = 'ladder' order by g.recorded_at desc, g.ordinal desc "
-            "limit 10", [bot_id]))
-        trajectory = list(q(
-            "select scope_id, method, tables, games, rating, lo, hi, computed_at "
-            "from rating_snapshots where bot_id = ? and scope_kind = 'ladder' "
-            "order by computed_at, tables", [bot_id]))
-        return {"ladders": ladders, "ladder_games": recent, "ladder_ratings": trajectory}
 
     def remove(self, ref: str) -> list[str]:
         """Retire a version (or every version of a bot); its history and ratings stay."""
@@ -734,10 +677,7 @@ class Registry:
         targets = [self.lookup(ref)] if version else self.versions(name)
         if not targets:
             raise ConfigError(f"no bot named {name!r} in the registry")
-        store = self.store
-        with store.transaction():
-            for v in targets:
-                store.db.conn.execute("update bots set status = 'retired' where id = ?", [v.id])
+        self.store.retire_bots([v.id for v in targets])
         return [v.ref for v in targets if v.status != "retired"]
 
     @staticmethod

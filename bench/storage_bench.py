@@ -23,7 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.games import new_game  # noqa: E402
-from arena.store.core import MOVES_TABLE, Store, _dumps  # noqa: E402
+from arena.store import MOVES_TABLE, Store  # noqa: E402
+from arena.store.database import _dumps  # noqa: E402
 
 OLD_LAYOUT = """create table [moves] (
    [game_id] TEXT REFERENCES [games]([id]),

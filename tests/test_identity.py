@@ -368,7 +368,7 @@ def test_a_version_7_database_migrates_and_its_entrants_keep_their_names(tmp_pat
 
     import sqlite_utils
 
-    from arena.store import core as store_module
+    from arena.store import schema as store_module
 
     path = tmp_path / "v7.db"
     old = Store.__new__(Store)

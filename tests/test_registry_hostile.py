@@ -537,7 +537,7 @@ def test_a_holder_on_another_host_keeps_the_sixty_second_rule(tmp_path):
 def test_a_version_6_database_migrates_and_its_old_leases_keep_the_old_rule(tmp_path):
     import sqlite_utils
 
-    from arena.store import core as store_module
+    from arena.store import schema as store_module
 
     path = tmp_path / "v6.db"
     old = Store.__new__(Store)

@@ -68,7 +68,7 @@ def test_missing_tournament_is_a_store_error(store):
 def test_a_version_1_database_migrates_in_place_keeping_its_records(tmp_path):
     import sqlite_utils
 
-    from arena.store import core as store_module
+    from arena.store import schema as store_module
 
     path = tmp_path / "v1.db"
     old = Store.__new__(Store)  # the schema as version 1 wrote it
@@ -152,7 +152,7 @@ def test_a_refused_read_only_open_closes_its_connection(tmp_path, monkeypatch):
         other.commit()
         other.close()
 
-    monkeypatch.setattr("arena.store.core.sqlite3.connect", connect)
+    monkeypatch.setattr("arena.store.database.sqlite3.connect", connect)
     foreign = tmp_path / "foreign.db"
     write(foreign, "create table notes (text)")
     with pytest.raises(StoreError, match="not an Arena database"):
@@ -168,7 +168,7 @@ def test_a_refused_read_only_open_closes_its_connection(tmp_path, monkeypatch):
 def test_version_5_moves_migrate_to_a_without_rowid_table_keeping_every_row(tmp_path):
     import sqlite_utils
 
-    from arena.store import core as store_module
+    from arena.store import schema as store_module
 
     path = tmp_path / "v5.db"
     old = Store.__new__(Store)
