@@ -22,6 +22,10 @@ the ladder (and passes the entrant rule) plays a validation match against the ra
 the matchmaker — or is recorded as rejected with the reason, which `arena bot show` prints. A
 retired version (`arena bot remove`) gets no tables from the next tick on.
 
+Running. The ladder is a policy over a DriverSession (arena.session), as the tournament driver
+is: the session holds the lease, the heartbeat, the stops, the buffered writer and the final status;
+the ladder says which table to submit next and what an outcome does.
+
 Stopping. Ctrl-C or SIGTERM stop it cleanly (status "interrupted"), as do `arena ladder stop`
 ("stopped"), `--games N` and `--minutes M` ("paused"); `arena ladder resume` continues exactly.
 """

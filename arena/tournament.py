@@ -1,6 +1,8 @@
 """The round-by-round driver: next_round → MatchSpecs → executor → store → standings, per stage.
 
-The driver is the only writer. A round's pairings are recorded before its matches start; each
+The driver is a policy over a DriverSession (arena.session: lease, heartbeat, stops, the
+buffered writer, the final status): it says which match to submit next and what an outcome does.
+It is the only writer. A round's pairings are recorded before its matches start; each
 finished match lands in one transaction (several short ones may share a transaction), so a
 tournament stopped at any moment keeps every finished match, and a resumed run re-derives the same
 rounds from the recorded results, checks them against the recorded pairings, and plays only what
