@@ -174,21 +174,13 @@ def bot_isolation(sandbox: str, bot_user: str, allow_unconfined: bool,
     return Isolation(mode, why, isolation_check(mode, bot_user, allow_unconfined, subprocess_bots))
 
 
-def executor_choice(kind: str, planned_games: int, ray_address: str | None = None,
-                    workers: int | None = None) -> tuple[str, str]:
-    """("serial"|"ray", reason) for `kind` auto|ray|serial; a Ray address given makes `auto` Ray."""
-    if ray_address and kind == "auto":
-        return "ray", f"--ray-address {ray_address}"
-    return choose_executor(kind, planned_games, workers)
-
-
 @contextmanager
 def open_executor(kind: str, planned_games: int, listener: Listener, isolation: Isolation, *,
                   ray_address: str | None = None, workers: int | None = None,
                   pin: bool = True) -> Iterator[tuple[Executor, str, str]]:
     """The executor a run uses (told to the listener with the sandbox), its name and why; closed
     on the way out."""
-    name, reason = executor_choice(kind, planned_games, ray_address, workers)
+    name, reason = choose_executor(kind, planned_games, workers, ray_address)
     listener.executor(name, reason, isolation.sandbox, isolation.sandbox_reason,
                       isolation.enforced)
     with make_executor(name, ray_address, workers, pin=pin) as executor:

@@ -18,12 +18,11 @@ from arena import session as session_module
 from arena import tournament
 from arena.config import load_config
 from arena.errors import LeaseError
-from arena.executors import SerialExecutor
+from arena.executors import SerialExecutor, choose_executor
 from arena.session import (
     DriverSession,
     Isolation,
     Listener,
-    executor_choice,
     open_executor,
 )
 from arena.store import Lease, Store
@@ -215,12 +214,12 @@ def test_a_flush_on_the_way_out_is_quiet_and_one_during_the_run_is_not(tmp_path)
 
 
 def test_the_executor_choice_and_its_reason():
-    assert executor_choice("auto", 10, ray_address="ray://head:10001") == \
+    assert choose_executor("auto", 10, ray_address="ray://head:10001") == \
         ("ray", "--ray-address ray://head:10001")
-    assert executor_choice("serial", 10, ray_address="ray://head:10001") == ("serial", "requested")
-    assert executor_choice("auto", 24, workers=2) == ("serial", "auto: 24 games planned, below 500")
-    assert executor_choice("auto", 10**6, workers=1) == ("serial", "auto: 1 CPU")
-    assert executor_choice("ray", 1) == ("ray", "requested")
+    assert choose_executor("serial", 10, ray_address="ray://head:10001") == ("serial", "requested")
+    assert choose_executor("auto", 24, cpus=2) == ("serial", "auto: 24 games planned, below 500")
+    assert choose_executor("auto", 10**6, cpus=1) == ("serial", "auto: 1 CPU")
+    assert choose_executor("ray", 1) == ("ray", "requested")
 
 
 def test_the_listener_is_told_the_executor_and_sandbox_before_the_run(tmp_path):
