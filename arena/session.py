@@ -17,15 +17,20 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from arena.errors import ConfigError, MatchErrorLimit, StoreError
 from arena.executors import Executor, choose_executor, make_executor
 from arena.match import MatchFailure, MatchResult, MatchSpec
 from arena.store import Lease, MatchRecord, Store
 from arena.store.writer import MatchWriter
+
+if TYPE_CHECKING:
+    from arena.events import StagePlan
 
 HEARTBEAT_SECONDS = 5.0
 
@@ -45,7 +50,7 @@ class Listener:
     def ladder_started(self, tournament_id: int, resumed: bool, tables: int) -> None:
         """The ladder is open (tables recorded so far)."""
 
-    def round_started(self, stage, round_no: int) -> None:
+    def round_started(self, stage: StagePlan, round_no: int) -> None:
         """A round's pairings are recorded and its matches are about to run."""
 
     def match_done(self, result: MatchResult) -> None:
@@ -189,27 +194,27 @@ def open_executor(kind: str, planned_games: int, listener: Listener, isolation: 
 
 # -- the session ------------------------------------------------------------------------------------
 
-class DriverPolicy:
+class DriverPolicy(ABC):
     """What a driver decides over its session: what to submit next and what an outcome does."""
 
+    @abstractmethod
     def capacity(self) -> int:
         """How many matches may be in flight at once."""
-        raise NotImplementedError
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 (optional: only the ladder looks around first)
         """Called before each round of submissions (a ladder looks at its registry here)."""
 
+    @abstractmethod
     def next_match(self) -> MatchSpec | None:
         """The next match to submit, or None when there is none to submit now."""
-        raise NotImplementedError
 
+    @abstractmethod
     def outcome(self, outcome: MatchResult | MatchFailure) -> None:
         """What a finished (or failed) match does: scored, buffered, retried."""
-        raise NotImplementedError
 
+    @abstractmethod
     def idle(self) -> str | None:
         """Nothing in flight and nothing to submit: the status to end with, or None to go on."""
-        raise NotImplementedError
 
 
 class DriverSession:
