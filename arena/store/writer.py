@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from arena.store.core import MatchRecord, Store
+from arena.store import MatchRecord, Store
 
 
 class MatchWriter:
