@@ -8,7 +8,7 @@ import re
 import stat
 import tomllib
 import unicodedata
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -409,10 +409,70 @@ def parse_config(raw: dict, source: str = "config") -> TournamentConfig:
         raise _first_error(exc, source, single_stage="stages" not in raw) from None
 
 
-def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfig, list[BotSpec], list[dict]]:
-    """The tournament config, its bots as BotSpecs, and their registry rows; all paths resolved.
+@dataclass(frozen=True)
+class Entrant:
+    """One bot of a config: its BotSpec and what the store records of it (its bots row)."""
 
-    Each row's `games` lists the games its manifest declares (empty: any game). A single-game
+    spec: BotSpec
+    name: str
+    version: str
+    command: list[str]
+    workdir: str
+    language: str
+    description: str
+    games: list[str]  # the games its manifest declares (empty: any game)
+    content_hash: str | None = None  # a registry version's snapshot (others get one at run time)
+    registry_ref: str | None = None  # `name@version` of a registry bot
+    manifest_ref: tuple[str, str] | None = None  # what its `ready` should say (name, version)
+
+    @classmethod
+    def of(cls, spec: BotSpec, row: dict) -> Entrant:
+        """An entrant from a spec and the row resolve_bot (or Registry.resolve) gives for it."""
+        return cls(spec, row["name"], row["version"], list(row["command"]), row["workdir"],
+                   row["language"], row["description"], list(row["games"]),
+                   row.get("content_hash"), row.get("registry_ref"),
+                   tuple(row["manifest_ref"]) if row.get("manifest_ref") else None)
+
+    def row(self) -> dict:
+        """Its bots row as the planner and the store take it (fields it lacks left out)."""
+        row = {"name": self.name, "version": self.version, "command": list(self.command),
+               "workdir": self.workdir, "language": self.language,
+               "description": self.description, "games": list(self.games)}
+        for key in ("content_hash", "registry_ref", "manifest_ref"):
+            if getattr(self, key) is not None:
+                row[key] = getattr(self, key)
+        return row
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A tournament config and its entrants, in config order, every path resolved."""
+
+    config: TournamentConfig
+    entrants: list[Entrant]
+
+    @property
+    def specs(self) -> list[BotSpec]:
+        """The entrants' BotSpecs."""
+        return [e.spec for e in self.entrants]
+
+    @property
+    def rows(self) -> list[dict]:
+        """The entrants' bots rows."""
+        return [e.row() for e in self.entrants]
+
+    # Many tests (and benches) unpack `config, specs, rows = load_config(...)`: they still may.
+    def __iter__(self):
+        return iter((self.config, self.specs, self.rows))
+
+    def __getitem__(self, index):
+        return tuple(self)[index]
+
+
+def load_config(path: str | Path, registry: Any = None) -> LoadedConfig:
+    """The tournament config and its entrants (spec and bots row of each); all paths resolved.
+
+    Each entrant's `games` lists the games its manifest declares (empty: any game). A single-game
     tournament refuses a bot that does not play its game; an event leaves it out of that stage.
     `registry` (an arena.registry.Registry) resolves `bot = "name@version"` entries.
     """
@@ -447,7 +507,7 @@ def load_config(path: str | Path, registry: Any = None) -> tuple[TournamentConfi
         players = stage_entrants(stage, rows)
         if len(players) < stage.seats:
             raise ConfigError(f"{where}: {len(players)} bots cannot fill tables of {stage.seats} seats")
-    return config, specs, rows
+    return LoadedConfig(config, [Entrant.of(s, r) for s, r in zip(specs, rows)])
 
 
 def versioned_names(specs: list[BotSpec], rows: list[dict], source: str) -> list[BotSpec]:

@@ -798,8 +798,12 @@ def _worker_path() -> str:
     return os.pathsep.join(dict.fromkeys(p for p in parts if p))
 
 
-def choose_executor(kind: str, planned_games: int, cpus: int | None = None) -> tuple[str, str]:
-    """("serial"|"ray", reason) for `kind` auto|ray|serial; auto weighs Ray's start-up cost."""
+def choose_executor(kind: str, planned_games: int, cpus: int | None = None,
+                    ray_address: str | None = None) -> tuple[str, str]:
+    """("serial"|"ray", reason) for `kind` auto|ray|serial; auto weighs Ray's start-up cost, and
+    is Ray when a cluster's address is given. Both drivers choose so (arena.session.open_executor)."""
+    if ray_address and kind == "auto":
+        return "ray", f"--ray-address {ray_address}"
     if kind in ("serial", "ray"):
         return kind, "requested"
     if kind != "auto":

@@ -22,6 +22,10 @@ the ladder (and passes the entrant rule) plays a validation match against the ra
 the matchmaker — or is recorded as rejected with the reason, which `arena bot show` prints. A
 retired version (`arena bot remove`) gets no tables from the next tick on.
 
+Running. The ladder is a policy over a DriverSession (arena.session), as the tournament driver
+is: the session holds the lease, the heartbeat, the stops, the buffered writer and the final status;
+the ladder says which table to submit next and what an outcome does.
+
 Stopping. Ctrl-C or SIGTERM stop it cleanly (status "interrupted"), as do `arena ladder stop`
 ("stopped"), `--games N` and `--minutes M` ("paused"); `arena ladder resume` continues exactly.
 """
@@ -29,8 +33,8 @@ Stopping. Ctrl-C or SIGTERM stop it cleanly (status "interrupted"), as do `arena
 from __future__ import annotations
 
 import json
-import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,8 +54,10 @@ from arena.refs import parse_ref
 from arena.registry import BotVersion, Registry, guard_match
 from arena.scheduling.matchmaking import Choice, Format, Matchmaker, MatchmakingConfig, TableResult
 from arena.scheduling.seating import seatings
-from arena.store import Lease, MatchRecord, Store, now
-from arena.tournament import StopRequested, install_sigterm, score_result, start_heartbeat
+from arena.session import DriverPolicy, DriverSession, Listener, bot_isolation, open_executor
+from arena.store import MatchRecord, Store, now
+from arena.store.writer import LadderWriter, finished_tables, played_game
+from arena.tournament import score_result
 
 REGISTRY_POLL_S = 1.0  # seconds between looks at the registry for new and retired versions
 FLUSH_TABLES = 64  # finished tables written together (fewer transactions on a fast ladder)
@@ -70,22 +76,6 @@ class LadderRun:
     joined: list[str] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
     retired: list[str] = field(default_factory=list)
-
-
-class LadderListener:
-    """Callbacks for progress; the default does nothing."""
-
-    def started(self, tournament_id: int, resumed: bool, tables: int) -> None:
-        """The ladder is open (tables recorded so far)."""
-
-    def entered(self, key: str, status: str, reason: str) -> None:
-        """A version was validated: entered ("active") or "rejected"."""
-
-    def table_done(self, number: int, result: MatchResult) -> None:
-        """A table finished and was recorded."""
-
-    def notice(self, text: str) -> None:
-        """Something happened to the executor worth telling (a node quarantined)."""
 
 
 def key_of(version: BotVersion) -> str:
@@ -107,23 +97,22 @@ def formats_of(config: LadderConfig) -> list[Format]:
             for f in config.formats]
 
 
-class Ladder:
-    """Runs (or resumes) one ladder until it is stopped or its budget is spent."""
+class Ladder(DriverPolicy):
+    """A ladder's policy over its driver session: the matchmaker's next table, new versions
+    validated and entered between tables; runs (or resumes) until stopped or its budget is spent."""
 
     def __init__(self, config: LadderConfig, store: Store, registry: Registry, executor: Executor,
-                 listener: LadderListener | None = None, games: int | None = None,
+                 listener: Listener | None = None, games: int | None = None,
                  minutes: float | None = None, clock: Callable[[], float] = time.monotonic):
         self.config = config
         self.store = store
         self.registry = registry
         self.executor = executor
-        self.listener = listener or LadderListener()
+        self.listener = listener or Listener()
+        self.session = DriverSession(store, executor, self.listener)
         self.games_budget = games
         self.deadline = None if minutes is None else clock() + 60 * minutes
         self.clock = clock
-        self.lease = Lease.mine()
-        self.cancel_requested = threading.Event()
-        self.stop_requested = threading.Event()
         self.in_flight_limit = config.in_flight or max(1, executor.capacity())
         self.formats = formats_of(config)
         self.options = [make_options(f.game, f.options).model_dump(mode="json")
@@ -142,10 +131,9 @@ class Ladder:
         self.results: dict[int, TableResult] = {}  # finished, not yet fed to the matchmaker
         self.fed = 0  # tables 0 … fed-1 have been fed
         self.in_flight: dict[str, tuple[int, MatchSpec]] = {}
-        self.attempts: dict[str, int] = {}
-        self.buffer: list[tuple[int, MatchRecord]] = []
-        self.chosen: list[dict] = []  # tables chosen, not yet written (they land with the buffer)
-        self.buffered_since = 0.0
+        # Submitted before any new table is chosen: (number, spec, what to submit) of tables
+        # recorded but unfinished on resume, and of runner errors to retry.
+        self.todo: deque[tuple[int, MatchSpec, MatchSpec]] = deque()
         self.last_poll = -1e9
         self.since_refit = 0
         self.run_info: LadderRun | None = None
@@ -156,36 +144,19 @@ class Ladder:
         self.tid = self._open(resume)
         run = self.run_info = LadderRun(self.tid)
         self._replay()
-        self.listener.started(self.tid, resume, self.table_count)
-        restore = install_sigterm(self.stop_requested)
-        beat = start_heartbeat(self.store, self.tid, self.lease.token, self.cancel_requested)
-        status = "interrupted"
-        try:
-            status = self._loop()
-            self._flush()
-        except (KeyboardInterrupt, StopRequested):
-            self._flush_quietly()
-            status = "stopped" if self.cancel_requested.is_set() else "interrupted"
-        except MatchErrorLimit:
-            self._flush_quietly()
-            status = "error"
-            raise
-        except BaseException:
-            self._flush_quietly()
-            raise
-        finally:
-            if beat is not None:
-                beat.set()
-            restore()
-            run.status = status
-            try:
-                self._publish()
-            finally:
-                self.store.set_status(self.tid, status)
-                self.store.release_lease(self.tid, self.lease.token)
-        if status == "interrupted":
-            raise KeyboardInterrupt
+        self.listener.ladder_started(self.tid, resume, self.table_count)
+        self.session.run(lambda: self.session.pump(self), cancelled="stopped", close=self._close)
         return run
+
+    def _close(self, status: str) -> None:
+        self.run_info.status = status
+        self._publish()
+
+    def _hold(self, tid: int, created: bool) -> int:
+        writer = LadderWriter(self.store, tid, self.bot_ids, max_matches=FLUSH_TABLES,
+                              max_seconds=FLUSH_SECONDS)
+        self.session.hold(tid, writer, created)
+        return tid
 
     def _open(self, resume: bool) -> int:
         config, store = self.config, self.store
@@ -201,12 +172,13 @@ class Ladder:
                        "seats": f.seats, "options": self.options[i],
                        "config": f.model_dump(mode="json"), "entrants": [], "left_out": [],
                        "rounds": 0} for i, f in enumerate(config.formats)]
-            return store.create_tournament(
+            tid = store.create_tournament(
                 config.name, ",".join(config.games), LADDER_FORMAT,
                 max(f.seats for f in config.formats), config.seed, {},
                 {**config.model_dump(mode="json", by_alias=True), "digest": digest,
                  "tables_in_flight": self.in_flight_limit}, [],
-                stages=stages, lease=self.lease)
+                stages=stages, lease=self.session.lease)
+            return self._hold(tid, created=True)
         if existing is None:
             raise ConfigError(f"nothing to resume: no ladder named {config.name!r}")
         stored = json.loads(existing["config"])
@@ -216,9 +188,7 @@ class Ladder:
         # with, whatever executor it runs on now (serial then Ray, another core count): otherwise
         # the replay chooses other tables than those recorded and the resume is refused.
         self.in_flight_limit = stored.get("tables_in_flight", self.in_flight_limit)
-        store.acquire_lease(existing["id"], self.lease, take_stale=True)
-        store.set_status(existing["id"], "running")
-        return existing["id"]
+        return self._hold(existing["id"], created=False)
 
     def _replay(self) -> None:
         """Feed the recorded history into the matchmaker, checking it chooses the same tables."""
@@ -250,7 +220,9 @@ class Ladder:
         self._events_until(len(tables), joins, retires)
         for row in tables:
             if row["status"] != "finished":
-                self._submit(row)
+                spec = self._spec(row)
+                # A version whose snapshot changed since it entered fails to start: its forfeit.
+                self.todo.append((row["number"], spec, guard_match(spec)))
 
     def _events_until(self, tick: int, joins: list, retires: list) -> None:
         while joins and joins[0][0] <= tick:
@@ -275,41 +247,53 @@ class Ladder:
         return TableResult(row["number"], row["format"], tuple(row["bots"]),
                            tuple(tuple(g) for g in games))
 
-    def _loop(self) -> str:
-        run = self.run_info
-        while True:
-            if self.stop_requested.is_set():
-                raise StopRequested()
-            if self.cancel_requested.is_set():
-                return "stopped"
-            if self._budget_spent():
-                while self.in_flight:  # finish what is in flight: nothing half-played is left
-                    self._take(self.executor.next_outcome())
-                return "paused"
+    # -- the policy: what to submit next, what an outcome does -------------------------------------
+    def capacity(self) -> int:
+        """F tables in flight (the config's `in_flight`, else the first executor's capacity)."""
+        return self.in_flight_limit
+
+    def prepare(self) -> None:
+        """Look at the registry for new and retired versions (not once the budget is spent)."""
+        if not self._budget_spent():
             self._poll_registry()
-            while len(self.in_flight) < self.in_flight_limit and not self._budget_spent():
-                k = self.table_count
-                # Table k may be chosen only once every table up to k − F is in.
-                wait = k - self.in_flight_limit
-                if wait >= 0 and not self._finished_through(wait):
-                    break
-                self._feed_ready(k)
-                choice = self.matchmaker.choose(k)
-                if choice is None:
-                    break
-                self._choose(choice)
-            if self.in_flight:
-                self._take(self.executor.next_outcome())
-                continue
-            self._flush()
-            if self.cancel_requested.is_set():
-                return "stopped"
-            # Nothing to play: too few active bots. Wait for the registry (or the budget's end).
-            if self.deadline is None and self.games_budget is not None and not self._can_grow():
-                return "paused"
-            time.sleep(IDLE_WAIT_S)
-            if run is not None and self.deadline is not None and self.clock() >= self.deadline:
-                return "paused"
+
+    def next_match(self) -> MatchSpec | None:
+        """A table to play again first, else the matchmaker's next choice once the tables it rests
+        on are in; None when the budget is spent or the matchmaker has too few bots."""
+        if self.todo:
+            number, spec, submitted = self.todo.popleft()
+            self.in_flight[spec.match_id] = (number, spec)
+            return submitted
+        if self._budget_spent():
+            return None  # what is in flight finishes: nothing half-played is left
+        k = self.table_count
+        # Table k may be chosen only once every table up to k − F is in.
+        wait = k - self.in_flight_limit
+        if wait >= 0 and not self._finished_through(wait):
+            return None
+        self._feed_ready(k)
+        choice = self.matchmaker.choose(k)
+        if choice is None:
+            return None
+        return self._choose(choice)
+
+    def outcome(self, outcome: MatchResult | MatchFailure) -> None:
+        """Record a finished table; record a failed one and play it again."""
+        self._take(outcome)
+
+    def idle(self) -> str | None:
+        """"paused" when the budget is spent (or cannot be reached); else wait for the registry."""
+        if self._budget_spent():
+            return "paused"
+        self.session.writer.flush()
+        self.session.check_stop()
+        # Nothing to play: too few active bots. Wait for the registry (or the budget's end).
+        if self.deadline is None and self.games_budget is not None and not self._can_grow():
+            return "paused"
+        time.sleep(IDLE_WAIT_S)
+        if self.deadline is not None and self.clock() >= self.deadline:
+            return "paused"
+        return None
 
     def _can_grow(self) -> bool:
         """Whether waiting could help: the registry may still bring bots (it is polled)."""
@@ -334,7 +318,7 @@ class Ladder:
             self.fed += 1
 
     # -- tables -----------------------------------------------------------------------------------
-    def _choose(self, choice: Choice) -> None:
+    def _choose(self, choice: Choice) -> MatchSpec:
         # The choice is written with the next flush, in one transaction with every result
         # buffered by then, which includes those it rests on (tables up to number − F are
         # finished before it is made): so it never lands before them, or a crash in between
@@ -344,12 +328,13 @@ class Ladder:
         mid = match_id(self.tid, choice.format + 1, choice.number, 1)
         row = {"number": choice.number, "format": choice.format, "bots": list(choice.bots),
                "match_id": mid, "status": "pending", "reason": choice.reason}
-        if not self.buffer and not self.chosen:
-            self.buffered_since = time.monotonic()
-        self.chosen.append({**row, "chosen_at": now()})
+        self.session.writer.choose({**row, "chosen_at": now()})
         self.tables[choice.number] = row
         self.table_count = choice.number + 1
-        self._submit(row)
+        spec = self._spec(row)
+        self.in_flight[spec.match_id] = (row["number"], spec)
+        # A version whose snapshot changed since it entered fails to start: its forfeit, not ours.
+        return guard_match(spec)
 
     def _spec(self, row: dict) -> MatchSpec:
         fmt = self.config.formats[row["format"]]
@@ -367,31 +352,17 @@ class Ladder:
                          bots=tuple(self.specs[k] for k in names), games=games, time=self.time,
                          max_failures=self.config.max_failures)
 
-    def _submit(self, row: dict) -> None:
-        spec = self._spec(row)
-        self.in_flight[spec.match_id] = (row["number"], spec)
-        # A version whose snapshot changed since it entered fails to start: its forfeit, not ours.
-        self.executor.submit(guard_match(spec))
-
-    def _take(self, outcome) -> None:
-        for notice in self.executor.notices():  # a node quarantined: said and recorded
-            self.listener.notice(notice.text)
-            if notice.event:
-                self.store.record_node_event(self.tid, notice.node, notice.host, notice.event,
-                                             notice.detail)
+    def _take(self, outcome: MatchResult | MatchFailure) -> None:
         number, spec = self.in_flight.pop(outcome.match_id)
         row = self.tables[number]
         if isinstance(outcome, MatchFailure):
             record = MatchRecord(row["format"] + 1, number, 1, spec.game, spec.options,
                                  match_id=spec.match_id)
-            self._flush()
-            attempts = self.store.record_match_error(self.tid, record, outcome.kind, outcome.error,
-                                                     outcome.worker, outcome.node, outcome.host)
+            attempts = self.session.record_failure(record, outcome)
             if attempts >= self.config.match_attempts:
                 raise MatchErrorLimit(f"ladder table {number} ({spec.match_id}) failed {attempts} "
                                       f"times by runner errors; resume to retry it")
-            self.in_flight[spec.match_id] = (number, spec)
-            self.executor.submit(spec)
+            self.todo.appendleft((number, spec, spec))
             return
         result: MatchResult = outcome
         self._record(row, spec, result)
@@ -405,9 +376,7 @@ class Ladder:
         record = MatchRecord(row["format"] + 1, row["number"], 1, spec.game, spec.options,
                              result=result, score=score, names=names, match_id=spec.match_id,
                              bots=bots, deals=deals)
-        if not self.buffer and not self.chosen:
-            self.buffered_since = time.monotonic()
-        self.buffer.append((row["number"], record))
+        self.session.writer.add((row["number"], record))
         row["status"] = "finished"
         ranks = []
         for g in result.games:
@@ -421,24 +390,9 @@ class Ladder:
         run.tables_played += 1
         run.games_played += len(result.games)
         self.since_refit += 1
-        if (len(self.buffer) >= FLUSH_TABLES
-                or time.monotonic() - self.buffered_since >= FLUSH_SECONDS):
-            self._flush()
         if self.since_refit >= self.config.leaderboard.every_tables:
-            self._flush()
+            self.session.writer.flush()
             self._publish()
-
-    def _flush(self) -> None:
-        if self.buffer or self.chosen:
-            buffer, self.buffer = self.buffer, []
-            chosen, self.chosen = self.chosen, []
-            self.store.record_ladder_matches(self.tid, buffer, self.bot_ids, chosen)
-
-    def _flush_quietly(self) -> None:
-        try:
-            self._flush()
-        except Exception:  # the original error matters more; unwritten tables are replayed
-            self.buffer, self.chosen = [], []
 
     # -- entrants ---------------------------------------------------------------------------------
     def _eligible(self) -> list[BotVersion]:
@@ -477,7 +431,7 @@ class Ladder:
         for key, entry in list(self.entries.items()):
             if entry["status"] == "active" and key not in keys:
                 # Retired in the registry, or superseded by a newer version under "latest".
-                self._flush()  # the tables before its tick land first (a resume replays by tick)
+                self.session.writer.flush()  # the tables before its tick land first (a resume replays by tick)
                 self.store.ladder_retire(self.tid, entry["bot_id"], tick)
                 entry["status"], entry["retired_tick"] = "retired", tick
                 self.matchmaker.retire(key)
@@ -487,7 +441,7 @@ class Ladder:
             if key in self.entries:
                 continue
             status, reason = self._validate(version)
-            self._flush()  # the tables before its tick land first (a resume replays by tick)
+            self.session.writer.flush()  # the tables before its tick land first (a resume replays by tick)
             self.store.ladder_entry(self.tid, version.id, key, status, reason, tick)
             self.entries[key] = {"key": key, "bot_id": version.id, "status": status,
                                  "reason": reason, "joined_tick": tick, "retired_tick": None}
@@ -539,12 +493,10 @@ class Ladder:
 def publish_leaderboards(store: Store, tid: int, samples: int, seed: int = 0) -> dict[str, dict]:
     """Fit and store each game's ladder leaderboard (scope "ladder", id "<ladder id>:<game>"),
     with a snapshot of it: {game: {method, rows}} for the games the ladder has played."""
-    tables = store.db.execute("select count(*) from ladder_tables where tournament_id = ? "
-                              "and status = 'finished'", [tid]).fetchone()[0]
+    tables = finished_tables(store, tid)
     out = {}
     for game in store.tournament(tid)["game"].split(","):
-        if not store.db.execute("select 1 from games where tournament_id = ? and game = ? "
-                                "limit 1", [tid, game]).fetchone():
+        if not played_game(store, tid, game):
             continue
         board = leaderboard(store, game, samples=samples, seed=seed, ladder_id=tid)
         store.save_rating_snapshot(LADDER_SCOPE, ladder_scope_id(tid, game), board["method"],
@@ -553,24 +505,20 @@ def publish_leaderboards(store: Store, tid: int, samples: int, seed: int = 0) ->
     return out
 
 
-def run_ladder(config_path: str | Path, db: str | Path, executor: str = "auto",
+def run_ladder(config_path: str | Path, db: str | Path, *, executor: str = "auto",
                ray_address: str | None = None, workers: int | None = None, resume: bool = False,
                games: int | None = None, minutes: float | None = None, pin: bool | None = None,
-               listener: LadderListener | None = None) -> LadderRun:
+               listener: Listener | None = None) -> LadderRun:
     """Load a ladder config, choose an executor, and run (or resume) it over the database `db`."""
     from arena.config import load_ladder_config
-    from arena.executors import choose_executor, make_executor
-    from arena.tournament import isolation_check, sandbox_choice
 
     config = load_ladder_config(config_path)
+    listener = listener or Listener()
     # Refused before the store is touched: plain mode as root with nothing to bound the bots.
-    isolation_check(sandbox_choice(config.sandbox)[0], config.bot_user, config.allow_unconfined)
+    isolation = bot_isolation(config.sandbox, config.bot_user, config.allow_unconfined)
     store = Store(db)
-    if ray_address and executor == "auto":
-        executor = "ray"
-    else:
-        # A ladder runs on and on: unless bounded to a few games, Ray's start-up pays off.
-        executor, _ = choose_executor(executor, games if games is not None else 10**6, workers)
-    with make_executor(executor, ray_address, workers,
-                       pin=config.pin_cpu if pin is None else pin) as ex:
+    # A ladder runs on and on: unless bounded to a few games, Ray's start-up pays off.
+    with open_executor(executor, games if games is not None else 10**6, listener, isolation,
+                       ray_address=ray_address, workers=workers,
+                       pin=config.pin_cpu if pin is None else pin) as (ex, _, _):
         return Ladder(config, store, Registry(db), ex, listener, games, minutes).run(resume)

@@ -1,6 +1,8 @@
 """The round-by-round driver: next_round → MatchSpecs → executor → store → standings, per stage.
 
-The driver is the only writer. A round's pairings are recorded before its matches start; each
+The driver is a policy over a DriverSession (arena.session: lease, heartbeat, stops, the
+buffered writer, the final status): it says which match to submit next and what an outcome does.
+It is the only writer. A round's pairings are recorded before its matches start; each
 finished match lands in one transaction (several short ones may share a transaction), so a
 tournament stopped at any moment keeps every finished match, and a resumed run re-derives the same
 rounds from the recorded results, checks them against the recorded pairings, and plays only what
@@ -12,11 +14,6 @@ from __future__ import annotations
 
 import collections
 import json
-import os
-import signal
-import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,18 +27,20 @@ from arena.errors import (
     StoreError,
 )
 from arena.events import EventPlan, StagePlan, match_spec, plan_event
-from arena.executors import Executor, choose_executor, make_executor
+from arena.executors import Executor
 from arena.match import MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
 from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING, DEFAULT_SAMPLES
 from arena.registry import SNAPSHOT_ENV, Registry, guard_match
 from arena.scheduling import History, MatchScore, Round
+from arena.session import DriverPolicy, DriverSession, Listener, bot_isolation, open_executor
+from arena.session import isolation_check as isolation_check  # long imported from here
 from arena.standings import deal_points, deal_scores, score_match, score_of_row
-from arena.store import BOT_FIELDS, Lease, MatchRecord, Store, refuse_directory
+from arena.store import BOT_FIELDS, MatchRecord, Store, refuse_directory
+from arena.store.writer import MatchWriter, games_recorded, stage_finished
 
 FLUSH_MATCHES = 64  # finished matches buffered into one transaction at most
 FLUSH_SECONDS = 0.25  # and never held longer than this before they are written
-HEARTBEAT_SECONDS = 5.0
 
 
 @dataclass
@@ -57,31 +56,6 @@ class TournamentRun:
     errors: int = 0  # runner errors retried during this run
     executor: str = ""
     executor_reason: str = ""
-
-
-class Listener:
-    """Callbacks a front end (the CLI's progress bar) receives while a tournament runs."""
-
-    def executor(self, name: str, reason: str, sandbox: str = "", sandbox_reason: str = "",
-                 enforced: str = "") -> None:
-        """Which executor runs the matches, which sandbox holds the bots and why, and what
-        bounds each bot here (`enforced`)."""
-
-    def started(self, tournament_id: int, planned_games: int, done_games: int) -> None:
-        """The tournament is created (or resumed) and holds its lease."""
-
-    def round_started(self, stage: StagePlan, round_no: int) -> None:
-        """A round's pairings are recorded and its matches are about to run."""
-
-    def match_done(self, result: MatchResult) -> None:
-        """A match finished and is (about to be) recorded."""
-
-    def match_failed(self, failure: MatchFailure, attempt: int) -> None:
-        """A match attempt failed by a runner error."""
-
-    def notice(self, message: str) -> None:
-        """One line the organiser should read (a bot recorded as a new version, a `ready` that
-        names another bot or version, a node quarantined); the CLI prints it above the bar."""
 
 
 def run_tournament(
@@ -105,6 +79,7 @@ def run_tournament(
 def run_config(
     config_path: str | Path,
     db: str | Path,
+    *,
     executor: str = "auto",
     ray_address: str | None = None,
     workers: int | None = None,
@@ -122,13 +97,15 @@ def run_config(
     if resume and new:
         raise ConfigError("give --resume (go on with the recorded tournament) or --new (a second "
                           "run), not both")
-    config, bots, rows = load_config(config_path, registry=Registry(db))  # `bot = "name@v"`
-    bots = [b if b.in_process else replace(b, user=config.bot_user) for b in bots]
+    loaded = load_config(config_path, registry=Registry(db))  # `bot = "name@v"`
+    config = loaded.config
+    bots = [e.spec if e.spec.in_process else replace(e.spec, user=config.bot_user)
+            for e in loaded.entrants]
+    rows = loaded.rows
     plan = plan_event(config, bots, rows)
     # Refused before the store is touched: plain mode as root with nothing to bound the bots.
-    sandbox, sandbox_reason = sandbox_choice(config.sandbox)
-    enforced = isolation_check(sandbox, config.bot_user, config.allow_unconfined,
-                               any(not b.in_process for b in bots))
+    isolation = bot_isolation(config.sandbox, config.bot_user, config.allow_unconfined,
+                              any(not b.in_process for b in bots))
     from arena.players.launch import check_readable
     from arena.players.process import check_runtime, resolve_command
     from arena.snapshots import snapshot_bots
@@ -151,15 +128,11 @@ def run_config(
     store = Store(db)
     if not resume and not new:
         refuse_duplicate(store, plan)  # before an executor (a Ray cluster) is started
-    if ray_address and executor == "auto":
-        executor, reason = "ray", f"--ray-address {ray_address}"
-    else:
-        executor, reason = choose_executor(executor, plan.planned_games(), workers)
-    listener.executor(executor, reason, sandbox, sandbox_reason, enforced)
-    with make_executor(executor, ray_address, workers,
-                       pin=config.pin_cpu if pin is None else pin) as ex:
+    with open_executor(executor, plan.planned_games(), listener, isolation,
+                       ray_address=ray_address, workers=workers,
+                       pin=config.pin_cpu if pin is None else pin) as (ex, name, reason):
         run = Driver(plan, store, ex, listener).run(resume, new)
-    run.executor, run.executor_reason = executor, reason
+    run.executor, run.executor_reason = name, reason
     return run
 
 
@@ -198,110 +171,20 @@ def ready_mismatch(manifest: tuple[str, str], ready: tuple[str, str]) -> str:
             f"{m_name!r} version {m_version!r} (is the manifest or the bot out of date?)")
 
 
-def sandbox_choice(setting: str) -> tuple[str, str]:
-    """The sandbox the bots get and why; ConfigError when `bwrap` is asked for and cannot run here."""
-    from arena.players.launch import sandbox_status
-
-    if setting == "none":
-        return "none", "config"
-    mode, why = sandbox_status()
-    if setting == "bwrap" and mode != "bwrap":
-        raise ConfigError(f"sandbox = \"bwrap\" but it cannot run here: {why}")
-    return mode, f"{'auto: ' if setting == 'auto' else ''}{why}"
-
-
-def isolation_check(sandbox: str, bot_user: str, allow_unconfined: bool,
-                    subprocess_bots: bool = True) -> str:
-    """What bounds each bot here (one line for the run's start); ConfigError when the runner is
-    root in plain mode and nothing bounds the bots, unless the config allows it explicitly."""
-    from arena.players.launch import enforcement, unenforceable
-
-    if not subprocess_bots:
-        return "in-process bots only"
-    mode = "bwrap" if sandbox == "bwrap" else "plain"
-    why = unenforceable(mode, bot_user)
-    if why is not None and not allow_unconfined:
-        raise ConfigError(f"sandbox = \"none\" as root here: {why}; use sandbox = \"bwrap\", or "
-                          f"set allow_unconfined = true to run them so anyway")
-    return enforcement(mode, bot_user)
-
-
-class StopRequested(KeyboardInterrupt):
-    """Raised in the main thread by SIGTERM (like Ctrl-C) so the driver stops cleanly.
-
-    A KeyboardInterrupt because asyncio re-raises only those (and SystemExit) from callbacks and
-    tasks: any other exception raised by the handler inside the event loop would be logged and lost.
-    """
-
-
-def install_sigterm(requested: threading.Event) -> Callable[[], None]:
-    """SIGTERM stops a driver like Ctrl-C (matches in flight end, the rest is resumable); undo with the result.
-
-    The handler also sets `requested`, which the driver checks between matches: an exception
-    raised by a signal handler is lost when it lands in a finalizer (Python prints "Exception
-    ignored" and goes on), and the stop must not be lost with it.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
-    def handler(signum, frame):
-        requested.set()
-        raise StopRequested()
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    return lambda: signal.signal(signal.SIGTERM, previous)
-
-
-def start_heartbeat(store: Store, tid: int, token: str,
-                    cancel_requested: threading.Event) -> threading.Event | None:
-    """A thread that refreshes a driver's lease and notices a requested cancel (or stop).
-
-    On a cancel it sets `cancel_requested` and, in the main thread's process, sends SIGTERM to
-    itself so a driver blocked on a match stops too. Set the returned event to end the thread.
-    """
-    if store.path is None:
-        return None  # an in-memory database has no second reader to tell about us
-    stop = threading.Event()
-    path = store.path
-    main_thread = threading.main_thread() is threading.current_thread()
-
-    def beat() -> None:
-        try:
-            own = Store(path)
-        except StoreError:
-            return
-        while not stop.wait(HEARTBEAT_SECONDS):
-            try:
-                cancel = own.heartbeat(tid, token)
-            except Exception:  # a busy database: try again next beat
-                continue
-            # A beat that ran as the driver finished finds the lease released: not a cancel.
-            if cancel and not stop.is_set() and not cancel_requested.is_set():
-                cancel_requested.set()
-                if main_thread:
-                    os.kill(os.getpid(), signal.SIGTERM)
-        own.db.conn.close()
-
-    threading.Thread(target=beat, name="arena-lease", daemon=True).start()
-    return stop
-
-
-class Driver:
-    """Runs the stages of one tournament, round by round, keeping the executor busy."""
+class Driver(DriverPolicy):
+    """A tournament's policy over its driver session: pair each stage round by round, keeping the
+    executor busy; score, buffer or retry each outcome."""
 
     def __init__(self, plan: EventPlan, store: Store, executor: Executor, listener: Listener):
         self.plan = plan
         self.store = store
         self.executor = executor
         self.listener = listener
-        self.lease = Lease.mine()
-        self.cancel_requested = threading.Event()
-        self.stop_requested = threading.Event()
+        self.session = DriverSession(store, executor, listener)
         self.tid = 0
         self.bot_ids: dict[str, int] = {}
         self.run_info: TournamentRun | None = None
-        self._buffer: list[MatchRecord] = []
-        self._buffered_since = 0.0
+        self.state: _StageState | None = None  # the stage being played
         # What each bot's `ready` should say (its manifest's name and version), by its name here;
         # a bot whose `ready` says otherwise is warned about once.
         self._expected_ready = {b.name: tuple(row["manifest_ref"])
@@ -315,38 +198,28 @@ class Driver:
         """
         self.tid = self._open(resume, new)
         run = self.run_info = TournamentRun(self.tid)
-        done_games = self.store.db.execute(
-            "select count(*) from games where tournament_id = ?", [self.tid]).fetchone()[0]
-        self.listener.started(self.tid, self.plan.planned_games(), done_games)
-        restore = self._install_sigterm()
-        beat = self._start_heartbeat()
-        try:
-            for stage in self.plan.stages:
-                self._run_stage(stage)
-            self._flush()
-        except (KeyboardInterrupt, StopRequested):
-            self._flush_quietly()
-            if self.cancel_requested.is_set():
-                self.store.set_status(self.tid, "cancelled")
-                raise Cancelled(f"tournament {self.tid} was cancelled; finished matches are kept") from None
-            self.store.set_status(self.tid, "interrupted")
-            raise KeyboardInterrupt from None
-        except MatchErrorLimit:
-            self._flush_quietly()
-            self.store.set_status(self.tid, "error")
-            raise
-        except BaseException:
-            self._flush_quietly()
-            self.store.set_status(self.tid, "interrupted")
-            raise
-        finally:
-            if beat is not None:
-                beat.set()
-            restore()
-            self.store.release_lease(self.tid, self.lease.token)
-        run.ratings = self.store.ratings(self.tid, stage=self.plan.stages[-1].number)
-        self.store.set_status(self.tid, "finished")
+        self.listener.started(self.tid, self.plan.planned_games(),
+                              games_recorded(self.store, self.tid))
+        status = self.session.run(self._play_stages, cancelled="cancelled", close=self._close)
+        if status == "cancelled":
+            raise Cancelled(f"tournament {self.tid} was cancelled; finished matches are kept")
         return run
+
+    def _play_stages(self) -> str:
+        for stage in self.plan.stages:
+            self._run_stage(stage)
+        return "finished"
+
+    def _close(self, status: str) -> None:
+        if status == "finished":
+            self.run_info.ratings = self.store.ratings(self.tid,
+                                                       stage=self.plan.stages[-1].number)
+
+    def _hold(self, tid: int, created: bool) -> None:
+        self.bot_ids = self.store.bot_ids(tid)
+        writer = MatchWriter(self.store, tid, self.bot_ids, max_matches=FLUSH_MATCHES,
+                             max_seconds=FLUSH_SECONDS, flush_before_wait=True)
+        self.session.hold(tid, writer, created)
 
     def _open(self, resume: bool, new: bool = False) -> int:
         plan, store = self.plan, self.store
@@ -363,9 +236,7 @@ class Driver:
                                   f"it is {existing['status']}")
             tid = existing["id"]
             self._replay_recorded(tid)
-            store.acquire_lease(tid, self.lease, take_stale=True)
-            store.set_status(tid, "running")
-            self.bot_ids = store.bot_ids(tid)
+            self._hold(tid, created=False)
             return tid
         if not new:
             refuse_duplicate(store, plan)  # before anything is written
@@ -394,8 +265,8 @@ class Driver:
         tid = store.create_tournament(
             plan.name, games, "event" if plan.config.event else first.config.format,
             first.config.seats, plan.config.seed, first.options, full_config, ids,
-            stages=stage_rows, lease=self.lease, names=[b.name for b in plan.bots])
-        self.bot_ids = store.bot_ids(tid)
+            stages=stage_rows, lease=self.session.lease, names=[b.name for b in plan.bots])
+        self._hold(tid, created=True)
         return tid
 
     def _replay_recorded(self, tid: int) -> None:
@@ -422,18 +293,10 @@ class Driver:
                                  f"(now {found[0][:8]}): the resume plays its recorded snapshot "
                                  f"{digest[:8]}")
 
-    def _install_sigterm(self) -> Callable[[], None]:
-        return install_sigterm(self.stop_requested)
-
-    def _start_heartbeat(self) -> threading.Event | None:
-        return start_heartbeat(self.store, self.tid, self.lease.token, self.cancel_requested)
-
     # -- stages ---------------------------------------------------------------------------------
     def _run_stage(self, stage: StagePlan) -> None:
         store, tid = self.store, self.tid
-        status = store.db.execute("select status from stages where tournament_id = ? and stage = ?",
-                                  [tid, stage.number]).fetchone()
-        if status and status[0] == "finished":
+        if stage_finished(store, tid, stage.number):
             return
         store.set_stage_status(tid, stage.number, "running")
         names = [self.plan.bots[e].name for e in stage.entrants]
@@ -453,13 +316,13 @@ class Driver:
                     f"tournament {tid} stage {stage.number} round {stored['round']}: the recorded "
                     f"pairings differ from those its results give; the database was modified")
             rounds.append(derived)
-        state = _StageState(stage, names, local, rounds, scores, finished)
+        state = self.state = _StageState(stage, names, local, rounds, scores, finished)
         for rnd in rounds:  # matches of recorded rounds that did not finish: play them now
             state.queue_round(self, rnd, announce=False)
-        self._pump(state)
+        self.session.pump(self)
         if state.failed:
             raise MatchErrorLimit(state.failed)
-        self._flush()
+        self.session.writer.flush()
         self._update_ratings(stage)
         store.set_stage_status(tid, stage.number, "finished")
 
@@ -472,7 +335,7 @@ class Driver:
         if rnd.number != len(state.rounds) + 1:
             raise StoreError(f"scheduler {stage.config.format} numbered round {rnd.number}, "
                              f"expected {len(state.rounds) + 1}")
-        self._flush()  # results the round depends on land before the round itself
+        self.session.writer.flush()  # results the round depends on land before the round itself
         tables = [[state.names[b] for b in t.bots] for t in rnd.tables]
         self.store.record_round(self.tid, stage.number, rnd.number, tables,
                                 [state.names[b] for b in rnd.byes], stage.config.bye_points,
@@ -480,52 +343,48 @@ class Driver:
         state.rounds.append(rnd)
         return rnd
 
-    def _pump(self, state: _StageState) -> None:
-        """Keep the executor full with this stage's matches until the stage is over."""
-        ex = self.executor
-        while True:
-            if self.stop_requested.is_set():
-                raise StopRequested()
-            # After a match exhausts its attempts, the queued matches still run (their results are
-            # kept), but no new round is paired.
-            while ex.in_flight() < ex.capacity():
-                if not state.queue:
-                    if state.failed or state.exhausted or not state.may_plan():
-                        break
-                    rnd = self._next_round(state)
-                    if rnd is None:
-                        state.exhausted = True
-                        break
-                    state.queue_round(self, rnd)
-                    continue
-                record, spec = state.queue.popleft()
-                state.in_flight[spec.match_id] = (record, spec)
-                # A registry bot whose snapshot changed since the tournament began fails to start.
-                ex.submit(guard_match(spec))
-            if not ex.in_flight():
-                if state.queue:
-                    continue
-                if state.failed or state.exhausted:
-                    return
-                if state.may_plan():
-                    continue
-                raise StoreError("driver stalled: a round is unfinished with nothing to run")
-            if self._buffer and not ex.ready():
-                self._flush()  # about to wait: what is finished lands now, not after the wait
-            outcome = ex.next_outcome()
-            for notice in ex.notices():
-                self.listener.notice(notice.text)
-                if notice.event:
-                    self.store.record_node_event(self.tid, notice.node, notice.host, notice.event,
-                                                 notice.detail)
-            record, spec = state.in_flight.pop(outcome.match_id)
-            if isinstance(outcome, MatchFailure):
-                self._failed(state, record, spec, outcome)
-            else:
-                self._finished(state, record, outcome)
-            if self._buffer and (len(self._buffer) >= FLUSH_MATCHES
-                                 or time.monotonic() - self._buffered_since >= FLUSH_SECONDS):
-                self._flush()
+    # -- the policy: what to submit next, what an outcome does -----------------------------------
+    def capacity(self) -> int:
+        """As many matches as the executor keeps busy."""
+        return self.executor.capacity()
+
+    def next_match(self) -> MatchSpec | None:
+        """The stage's next queued match, pairing the next round when the queue is empty and the
+        scheduler allows it; None once a match is out of attempts (no new round is paired, but
+        what is queued still runs: its results are kept)."""
+        state = self.state
+        while not state.queue:
+            if state.failed or state.exhausted or not state.may_plan():
+                return None
+            rnd = self._next_round(state)
+            if rnd is None:
+                state.exhausted = True
+                return None
+            state.queue_round(self, rnd)
+        record, spec = state.queue.popleft()
+        state.in_flight[spec.match_id] = (record, spec)
+        # A registry bot whose snapshot changed since the tournament began fails to start.
+        return guard_match(spec)
+
+    def outcome(self, outcome: MatchResult | MatchFailure) -> None:
+        """Score and buffer a finished match; record a failed one and queue it again."""
+        state = self.state
+        record, spec = state.in_flight.pop(outcome.match_id)
+        if isinstance(outcome, MatchFailure):
+            self._failed(state, record, spec, outcome)
+        else:
+            self._finished(state, record, outcome)
+
+    def idle(self) -> str | None:
+        """"stage over" once every round is played (or a match is out of attempts)."""
+        state = self.state
+        if state.queue:
+            return None
+        if state.failed or state.exhausted:
+            return "stage over"
+        if state.may_plan():
+            return None
+        raise StoreError("driver stalled: a round is unfinished with nothing to run")
 
     def _finished(self, state: _StageState, record: MatchRecord, result: MatchResult) -> None:
         score, deals = score_result(result, record.round, record.table, record.bots,
@@ -533,9 +392,7 @@ class Driver:
         record.result, record.score, record.deals = result, score, deals
         state.scores.append(score)
         state.open_matches[record.round] -= 1
-        if not self._buffer:
-            self._buffered_since = time.monotonic()
-        self._buffer.append(record)
+        self.session.writer.add(record)
         run = self.run_info
         run.matches_played += 1
         run.games_played += len(result.games)
@@ -553,12 +410,9 @@ class Driver:
 
     def _failed(self, state: _StageState, record: MatchRecord, spec: MatchSpec,
                 failure: MatchFailure) -> None:
-        self._flush()
-        attempts = self.store.record_match_error(self.tid, record, failure.kind, failure.error,
-                                                 failure.worker, failure.node, failure.host)
+        self.session.record_failure(record, failure)
         self.run_info.errors += 1
         state.attempts[spec.match_id] = state.attempts.get(spec.match_id, 0) + 1
-        self.listener.match_failed(failure, attempts)
         if state.attempts[spec.match_id] < self.plan.config.match_attempts:
             state.queue.appendleft((record, spec))
         else:
@@ -566,17 +420,6 @@ class Driver:
                 f"match {spec.match_id} failed {state.attempts[spec.match_id]} times by runner "
                 f"errors ({failure.kind}), not counted against any bot; last error: "
                 f"{_last_line(failure.error)}")
-
-    def _flush(self) -> None:
-        if self._buffer:
-            buffer, self._buffer = self._buffer, []
-            self.store.record_matches(self.tid, buffer, self.bot_ids)
-
-    def _flush_quietly(self) -> None:
-        try:
-            self._flush()
-        except Exception:  # the original error matters more; unwritten matches are replayed
-            self._buffer = []
 
     def _update_ratings(self, stage: StagePlan) -> None:
         rating = self.plan.config.rating

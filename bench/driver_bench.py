@@ -331,8 +331,9 @@ def register_bots(folder: Path, db: Path, n: int) -> float:
 def run_ladder_bench(folder: Path, bots: int, games: int, deals: int, capacity: int,
                      checkpoints: tuple[int, ...]) -> dict:
     from arena.config import load_ladder_config
-    from arena.ladder import Ladder, LadderListener
+    from arena.ladder import Ladder
     from arena.registry import Registry
+    from arena.session import Listener
     from arena.store import Store
 
     db = folder / "ladder.db"
@@ -344,7 +345,7 @@ def run_ladder_bench(folder: Path, bots: int, games: int, deals: int, capacity: 
     marks: list[dict] = []
     start = [0.0]
 
-    class Marks(LadderListener):
+    class Marks(Listener):
         def __init__(self):
             self.games = 0
             self.todo = list(checkpoints)

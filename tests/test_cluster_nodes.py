@@ -431,7 +431,7 @@ SLOW_HEAD_DRIVER = textwrap.dedent("""
     CHECKOUT = sys.argv[1]
     executors._MatchWorker = SlowHead
     from arena.tournament import run_config
-    run = run_config(sys.argv[2], sys.argv[3], "ray", sys.argv[4])
+    run = run_config(sys.argv[2], sys.argv[3], executor="ray", ray_address=sys.argv[4])
     print("finished", run.games_played, run.errors)
 """)
 

@@ -38,10 +38,10 @@ QUIET_OPTION = typer.Option("--quiet", "-q")
 
 def _printer(quiet: bool):
     """A listener printing entries and a line every 10 tables (no bar: a ladder has no end)."""
-    from arena.ladder import LadderListener  # the ladder's imports are heavy: only when it runs
+    from arena.session import Listener  # the drivers' imports are heavy: only when one runs
 
-    class Printer(LadderListener):
-        def started(self, tournament_id: int, resumed: bool, tables: int) -> None:
+    class Printer(Listener):
+        def ladder_started(self, tournament_id: int, resumed: bool, tables: int) -> None:
             if not quiet:
                 word = f"resumed after {tables} tables" if resumed else "started"
                 console.print(f"ladder {tournament_id} {word}", highlight=False, markup=False)
@@ -68,7 +68,8 @@ def _go(config: Path, db: Path, resume: bool, executor: ExecutorKind, ray_addres
     listener = _printer(quiet)
     hint = f"arena ladder resume {config} --db {db}"
     try:
-        run = run_ladder(config, db, executor.value, ray_address, workers, resume, games, minutes,
+        run = run_ladder(config, db, executor=executor.value, ray_address=ray_address,
+                         workers=workers, resume=resume, games=games, minutes=minutes,
                          listener=listener)
     except KeyboardInterrupt:
         err_console.print(f"interrupted: finished tables are saved; continue with `{hint}`",

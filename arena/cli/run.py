@@ -54,8 +54,9 @@ def run(
     resume_hint = _resume_command(config, db, executor, ray_address, workers, pin)
     try:
         with listener.progress:
-            outcome = run_config(config, db, executor.value, ray_address, workers, resume, pin,
-                                 listener, new=new)
+            outcome = run_config(config, db, executor=executor.value, ray_address=ray_address,
+                                 workers=workers, resume=resume, pin=pin, listener=listener,
+                                 new=new)
     except KeyboardInterrupt:
         err_console.print(f"interrupted: finished matches are saved; resume with `{resume_hint}`",
                           soft_wrap=True, highlight=False, markup=False)
@@ -88,6 +89,7 @@ def _report_never_started(db: Path, tournament_id: int) -> None:
     """
     from arena import reports
     from arena.cli._app import open_store
+    from arena.store.writer import bots_seated
 
     store = open_store(db)
     dead = reports.never_started(store, tournament_id)
@@ -97,9 +99,7 @@ def _report_never_started(db: Path, tournament_id: int) -> None:
             why += f" ({row['evidence']})"
         err_console.print(f"bot {row['bot']!r} never started: {why}",
                           soft_wrap=True, highlight=False, markup=False)
-    seated = store.db.execute(
-        "select count(distinct s.bot) from game_seats s join games g on g.id = s.game_id "
-        "where g.tournament_id = ?", [tournament_id]).fetchone()[0]
+    seated = bots_seated(store, tournament_id)
     if dead:
         which = ("no bot ever started" if len(dead) == seated
                  else f"{len(dead)} of {seated} bots never started; their games are all forfeits")
