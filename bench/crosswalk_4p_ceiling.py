@@ -63,7 +63,7 @@ from arena.games.crosswalk_model import (  # noqa: E402
     model_belief,
     round_spread,
 )
-from arena.games.crosswalk_playout import _NUMBER, SPACE, finish_round  # noqa: E402
+from arena.games.crosswalk_playout import CARD_NUMBER, SPACE, finish_round  # noqa: E402
 from arena.ratings.stats import los  # noqa: E402
 from arena.search.bot import state_from_observation  # noqa: E402
 from arena.search.ismcts import ahead_chance  # noqa: E402
@@ -165,7 +165,7 @@ def _last_card_values(root, me: int, weights: dict, samples: int,
     ending ahead of each other seat were it my last card (the others' last cards as simulated)."""
     infer = model_belief(root, me, weights)
     played = set(root.played)
-    mine = sorted({_NUMBER[c] for c in root._deck
+    mine = sorted({CARD_NUMBER[c] for c in root._deck
                    if c[0] in root.seat_colours[me] and c not in played})
     values = dict.fromkeys(mine, 0.0)
     seats = range(root.num_seats)
@@ -175,7 +175,7 @@ def _last_card_values(root, me: int, weights: dict, samples: int,
         det = root.determinize(me, rng)
         infer(det, rng)
         trusted = frozenset(getattr(det, TRUST_ATTR, ())) | {me}
-        last = {s: _NUMBER[c] for s, c in finish_round(det, rng, 0.0, trusted).items()}
+        last = {s: CARD_NUMBER[c] for s, c in finish_round(det, rng, 0.0, trusted).items()}
         spread = round_spread(det)  # the rounds after this one
         top = max(last[s] for s in others)
         for x in mine:
@@ -196,7 +196,7 @@ def _keep(state, me: int, legal: list, evidence: PlayEvidence, seed: int, sample
         return legal[0]
     rng = random.Random(derive_seed("keep", seed, len(root.played), root.round))
     values = _last_card_values(root, me, evidence.weights(), samples, rng, objective)
-    return min(legal, key=lambda a: (values[_NUMBER[a["card"]]], -_NUMBER[a["card"]]))
+    return min(legal, key=lambda a: (values[CARD_NUMBER[a["card"]]], -CARD_NUMBER[a["card"]]))
 
 
 TABLES = ("mixed", "heuristics")

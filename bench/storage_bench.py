@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.games import new_game  # noqa: E402
 from arena.store import MOVES_TABLE, Store  # noqa: E402
-from arena.store.database import _dumps  # noqa: E402
+from arena.store.database import dump_json  # noqa: E402
 
 OLD_LAYOUT = """create table [moves] (
    [game_id] TEXT REFERENCES [games]([id]),
@@ -48,7 +48,7 @@ def play_moves(games: int, seed: int = 1) -> list[tuple]:
         while not state.is_over():
             actions = {s: rng.choice(state.legal_actions(s)) for s in state.to_act()}
             for seat, action in sorted(actions.items()):
-                rows.append((game_id, ply, step, seat, _dumps(action), round(rng.uniform(0.1, 2), 3)))
+                rows.append((game_id, ply, step, seat, dump_json(action), round(rng.uniform(0.1, 2), 3)))
                 ply += 1
             state.apply(actions)
             step += 1

@@ -20,17 +20,17 @@ import random
 from collections.abc import Mapping
 
 from arena.games.crosswalk_playout import (
-    _NUMBER,
-    _opponent_max,
-    _unplayed_row,
+    CARD_NUMBER,
     crosswalk_fast,
     crosswalk_prior,
     default_rules,
     final_values,
+    opponent_max,
+    unplayed_row,
 )
 
 _COLOUR_INDEX = {c: i for i, c in enumerate("RBGY")}
-_CARD_KEY = {c: (_COLOUR_INDEX[c[0]], n) for c, n in _NUMBER.items()}
+_CARD_KEY = {c: (_COLOUR_INDEX[c[0]], n) for c, n in CARD_NUMBER.items()}
 # The attribute a determinization carries: the seats modelled as the heuristic in it.
 TRUST_ATTR = "_cw_exact"
 # ... and the round of the search's root, and the searching seat.
@@ -67,7 +67,7 @@ def heuristic_pick(state, seat: int) -> str:
     # The bot's rule: the lowest (value, -number), the first in hand order among equals.
     best, best_key = hand[0], None
     for card in hand:
-        n = _NUMBER[card]
+        n = CARD_NUMBER[card]
         k = (values[n], -n)
         if best_key is None or k < best_key:
             best, best_key = card, k
@@ -123,22 +123,22 @@ def _number_values(played: list[str], state, seat: int) -> list[float]:
         if len(_ROWS) > 50000:
             _ROWS.clear()
         played_set = set(played)
-        cums = _ROWS[key] = {s: _unplayed_row(state.seat_colours[s], played_set)
+        cums = _ROWS[key] = {s: unplayed_row(state.seat_colours[s], played_set)
                              for s in range(state.num_seats)}
     # The same floating-point steps as heuristic_card, so ties break as the bot breaks them.
-    return [0.0] + final_values(_opponent_max(cums, seat), [f"R{x}" for x in range(1, 11)])
+    return [0.0] + final_values(opponent_max(cums, seat), [f"R{x}" for x in range(1, 11)])
 
 
 def _kept_after(values: list[float], card: str):
     """A test: could `other` have stayed in hand when the heuristic played `card` (values: that
     match's values per number)? The bot plays the minimum of (value, -number) and, among equal
     numbers, the first card in hand order (colour order R B G Y)."""
-    n = _NUMBER[card]
+    n = CARD_NUMBER[card]
     key = (values[n], -n)
     colour = _COLOUR_INDEX[card[0]]
 
     def kept(other: str) -> bool:
-        m = _NUMBER[other]
+        m = CARD_NUMBER[other]
         k = (values[m], -m)
         return k > key or (m == n and _COLOUR_INDEX[other[0]] > colour)
 
@@ -286,7 +286,7 @@ def model_prior(state, seat: int, legal: list) -> list[float]:
     if len(legal) < 2 or not default_rules(state) or len(state.participants) != state.num_seats:
         return crosswalk_prior(state, seat, legal)
     values = _values_for(state, seat)
-    v = [values[_NUMBER[a["card"]]] for a in legal]
+    v = [values[CARD_NUMBER[a["card"]]] for a in legal]
     lo, hi = min(v), max(v)
     if hi - lo < 1e-9:
         return [0.5] * len(legal)

@@ -16,7 +16,7 @@ import random
 # SPACE[x][h]: the space a card x earns when the others' highest card is h (0: no other card),
 # under all_lead ties and absolute movement: the lead (or a tie) earns x, a lower card the gap.
 SPACE = [[0.0] * 11] + [[float(x if x >= h else h - x) for h in range(11)] for x in range(1, 11)]
-_NUMBER = {f"{c}{n}": n for c in "RBGY" for n in range(1, 11)}
+CARD_NUMBER = {f"{c}{n}": n for c in "RBGY" for n in range(1, 11)}
 
 
 def default_rules(state) -> bool:
@@ -25,7 +25,7 @@ def default_rules(state) -> bool:
     return opts.lead_tie == "all_lead" and opts.movement == "absolute"
 
 
-def _unplayed_row(colours, played: set) -> list[int]:
+def unplayed_row(colours, played: set) -> list[int]:
     """cum[h] = the unplayed cards of `colours` numbered h or less (h = 0..10)."""
     cum = [0] * 11
     for colour in colours:
@@ -40,7 +40,7 @@ def _unplayed_row(colours, played: set) -> list[int]:
 def _unplayed_cumulative(state) -> dict[int, list[int]]:
     """Per participant: cum[h] = its unplayed own cards numbered h or less (h = 0..10)."""
     played = set(state.played)
-    return {s: _unplayed_row(state.seat_colours[s], played) for s in state.participants}
+    return {s: unplayed_row(state.seat_colours[s], played) for s in state.participants}
 
 
 def _all_below(rows) -> list[float]:
@@ -55,7 +55,7 @@ def _all_below(rows) -> list[float]:
     return below
 
 
-def _opponent_max(cums: dict[int, list[int]], seat: int) -> list[float]:
+def opponent_max(cums: dict[int, list[int]], seat: int) -> list[float]:
     """P(the highest card the other participants show is h), h = 0..10, each showing one of its
     unplayed cards uniformly."""
     below = _all_below(cum for s, cum in cums.items() if s != seat)
@@ -66,7 +66,7 @@ def final_values(dist: list[float], hand: list[str]) -> list[float]:
     """Each card's expected space as a final card against the others' highest card `dist`."""
     out = []
     for card in hand:
-        row = SPACE[_NUMBER[card]]
+        row = SPACE[CARD_NUMBER[card]]
         out.append(sum(p * v for p, v in zip(dist, row) if p))
     return out
 
@@ -87,7 +87,7 @@ def heuristic_card(dist: list[float], hand: list[str]) -> str:
     values = final_values(dist, hand)
     best, key = hand[0], None
     for card, v in zip(hand, values):
-        k = (v, -_NUMBER[card])
+        k = (v, -CARD_NUMBER[card])
         if key is None or k < key:
             best, key = card, k
     return best
@@ -98,7 +98,7 @@ def crosswalk_prior(state, seat: int, legal: list) -> list[float]:
     longest (its final-card value rescaled); flat 0.5 under other rules."""
     if not default_rules(state) or len(legal) < 2:
         return [0.5] * len(legal)
-    dist = _opponent_max(_unplayed_cumulative(state), seat)
+    dist = opponent_max(_unplayed_cumulative(state), seat)
     values = final_values(dist, [a["card"] for a in legal])
     lo, hi = min(values), max(values)
     if hi - lo < 1e-9:
@@ -155,10 +155,10 @@ def finish_round(state, rng: random.Random, greedy: float,
     discard = state.discard[:]
     own_left = state.own_left[:]
     pawns = dict(state.pawns)
-    number = _NUMBER
+    number = CARD_NUMBER
     played = set(state.played)
     # cum[s][h]: seat s's unplayed own cards numbered h or less, kept up to date as cards go.
-    cum = [_unplayed_row(seat_colours[s], played) for s in range(n)]
+    cum = [unplayed_row(seat_colours[s], played) for s in range(n)]
     participants = list(state.participants)
     dealer = state.dealer
     # Per seat: the share of its cards played by the rule (1 for a seat modelled as the heuristic).

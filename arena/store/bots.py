@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from arena.store.database import _dumps, now, stored_json
+from arena.store.database import dump_json, now, stored_json
 
 # The keys of a config's bot row that record_bot takes (rows carry more, e.g. manifest_ref).
 BOT_FIELDS = ("name", "version", "command", "workdir", "language", "description", "games",
@@ -119,9 +119,9 @@ class BotRows:
             chosen = _free_version(version, taken, content_hash, command, workdir)
         with self.transaction():
             bot_id = self._insert("bots", [{
-                "name": name, "version": chosen, "command": _dumps(command),
+                "name": name, "version": chosen, "command": dump_json(command),
                 "workdir": workdir, "language": language, "description": description,
-                "games": _dumps(list(games)), "added_at": now(), "content_hash": content_hash,
+                "games": dump_json(list(games)), "added_at": now(), "content_hash": content_hash,
             }])
         return BotRecord(bot_id, name, chosen, version, differs)
 

@@ -42,7 +42,8 @@ def stored_json(text: str, where: str) -> Any:
         raise StoreError(f"the database holds no valid JSON in {where}: {shown!r} ({exc})") from None
 
 
-def _dumps(value: Any) -> str:
+def dump_json(value: Any) -> str:
+    """`value` as the JSON text a JSON column holds (sorted keys, so equal values store equal)."""
     # orjson: a match's moves are most of what the driver writes, and json.dumps was half its cost.
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
 

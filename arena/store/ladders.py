@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from arena.store.database import _dumps, now, stored_json
+from arena.store.database import dump_json, now, stored_json
 
 if TYPE_CHECKING:
     from arena.store.matches import MatchRecord
@@ -56,7 +56,7 @@ class LadderRows:
         with self.transaction():
             self._insert("ladder_tables", [{
                 "tournament_id": tournament_id, "number": number, "format": fmt,
-                "bots": _dumps(list(bots)), "match_id": match_id, "reason": reason,
+                "bots": dump_json(list(bots)), "match_id": match_id, "reason": reason,
                 "status": "pending", "chosen_at": now(), "finished_at": None}])
 
     def ladder_tables(self, tournament_id: int) -> list[dict]:
@@ -78,7 +78,7 @@ class LadderRows:
         with self.transaction():
             self._insert("ladder_tables", (
                 {"tournament_id": tournament_id, "number": c["number"], "format": c["format"],
-                 "bots": _dumps(list(c["bots"])), "match_id": c["match_id"], "reason": c["reason"],
+                 "bots": dump_json(list(c["bots"])), "match_id": c["match_id"], "reason": c["reason"],
                  "status": "pending", "chosen_at": c["chosen_at"], "finished_at": None}
                 for c in chosen))
             items = list(items)

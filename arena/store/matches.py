@@ -10,7 +10,7 @@ import orjson
 import sqlite_utils
 
 from arena.errors import StoreError
-from arena.store.database import _dumps, now, stored_json
+from arena.store.database import dump_json, now, stored_json
 
 ERROR_KEEP = 16 * 1024  # characters of a runner error's traceback kept per attempt
 _MATCH_COLS = ("tournament_id", "stage", "round", "table_no", "bots", "status", "duration_ms",
@@ -79,7 +79,7 @@ class MatchRows:
             result = item.result
             mid = result.match_id
             row = (tournament_id, item.stage, item.round, item.table,
-                   _dumps(sorted({n for g in result.games for n in g.seats})), "finished",
+                   dump_json(sorted({n for g in result.games for n in g.seats})), "finished",
                    round(result.duration_ms, 3), stamp, prior.get(mid, 0) + 1, None,
                    getattr(result, "worker", "") or None, getattr(result, "node", "") or None,
                    getattr(result, "host", "") or None)
@@ -88,7 +88,7 @@ class MatchRows:
                              f"where id = ?", [*row, mid])
             else:
                 new_matches.append((mid, *row))
-            opts = _dumps(item.options)
+            opts = dump_json(item.options)
             for g in result.games:
                 gid = g.game_id
                 team_of = {s: t for t, members in enumerate(g.teams) for s in members}
@@ -108,7 +108,7 @@ class MatchRows:
             logs.extend((mid, bot, text) for bot, text in result.logs.items())
             if item.score is not None:
                 score, names = item.score, item.names
-                partners = _dumps([list(p) for p in sorted(score.partners)])
+                partners = dump_json([list(p) for p in sorted(score.partners)])
                 match_bots.extend(
                     (mid, i, bot_ids[names[i]], names[i], score.bots[i], score.game_points[i],
                      score.match_points[i], partners) for i in range(len(score.bots)))
@@ -149,7 +149,7 @@ class MatchRows:
             else:
                 self._insert("matches", [{
                     "id": match_id, "tournament_id": tournament_id, "stage": item.stage,
-                    "round": item.round, "table_no": item.table, "bots": _dumps(sorted(item.names)),
+                    "round": item.round, "table_no": item.table, "bots": dump_json(sorted(item.names)),
                     "status": "error", "duration_ms": None, "finished_at": stamp,
                     "attempts": attempts, "error": kind, "worker": worker or None,
                     "node": node or None, "host": host or None,

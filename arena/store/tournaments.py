@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import sqlite_utils
 
 from arena.errors import StoreError
-from arena.store.database import _dumps, now, stored_json
+from arena.store.database import dump_json, now, stored_json
 
 if TYPE_CHECKING:
     from arena.store.leases import Lease
@@ -33,7 +33,7 @@ class TournamentRows:
         with self.transaction():
             tid = self._insert("tournaments", [{
                 "name": name, "game": game, "format": fmt, "seats": seats, "seed": seed,
-                "options": _dumps(options), "config": _dumps(config), "status": "running",
+                "options": dump_json(options), "config": dump_json(config), "status": "running",
                 "created_at": now(), "finished_at": None,
             }])
             self._insert("tournament_bots", (
@@ -43,7 +43,7 @@ class TournamentRows:
             ))
             self._insert("stages", (
                 {"tournament_id": tid, "stage": i + 1, "status": "pending", "finished_at": None,
-                 **{k: (_dumps(v) if isinstance(v, (dict, list)) else v) for k, v in st.items()}}
+                 **{k: (dump_json(v) if isinstance(v, (dict, list)) else v) for k, v in st.items()}}
                 for i, st in enumerate(stages)
             ))
             if lease is not None:
@@ -136,7 +136,7 @@ class TournamentRows:
         with self.transaction():
             self._insert("rounds", [{
                 "tournament_id": tournament_id, "stage": stage, "round": round_no,
-                "tables": _dumps(tables), "byes": _dumps(byes), "created_at": now(),
+                "tables": dump_json(tables), "byes": dump_json(byes), "created_at": now(),
             }])
             self._insert("byes", (
                 {"tournament_id": tournament_id, "stage": stage, "round": round_no,

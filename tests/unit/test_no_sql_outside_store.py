@@ -19,12 +19,9 @@ STORE = ARENA / "store"
 # Modules whose SQL is being moved into arena/store/ on other branches; emptied once they land.
 PENDING = {
     "arena/cli/ratings.py",
-    "arena/cli/run.py",
-    "arena/ladder.py",
     "arena/ladder_view.py",
     "arena/rating_reports.py",
     "arena/reports.py",
-    "arena/tournament.py",
     "arena/web/app.py",
     "arena/web/data.py",
     "arena/web/replay.py",

@@ -24,19 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 ARENA = ROOT / "arena"
 
-KNOWN: set[tuple[str, str]] = {
-    ("arena/search/crosswalk_model.py", "imports arena.search.crosswalk_playout._NUMBER"),
-    ("arena/search/crosswalk_model.py", "imports arena.search.crosswalk_playout._opponent_max"),
-    ("arena/search/crosswalk_model.py", "imports arena.search.crosswalk_playout._unplayed_row"),
-    # The same two modules where they move to (arena/games/), and the store's split modules.
-    ("arena/games/crosswalk_model.py", "imports arena.games.crosswalk_playout._NUMBER"),
-    ("arena/games/crosswalk_model.py", "imports arena.games.crosswalk_playout._opponent_max"),
-    ("arena/games/crosswalk_model.py", "imports arena.games.crosswalk_playout._unplayed_row"),
-    ("arena/store/bots.py", "imports arena.store.database._dumps"),
-    ("arena/store/ladders.py", "imports arena.store.database._dumps"),
-    ("arena/store/matches.py", "imports arena.store.database._dumps"),
-    ("arena/store/tournaments.py", "imports arena.store.database._dumps"),
-}
+KNOWN: set[tuple[str, str]] = set()
 
 
 def _private(name: str) -> bool:
