@@ -7,11 +7,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from arena.errors import StoreError
 from arena.refs import parse_ref
-from arena.store.core import Store
 from arena.store.views import LADDER_FORMAT
+
+if TYPE_CHECKING:
+    from arena.store import Store
 
 SQL_PARAMETERS = 500  # ids per `in (...)`: SQLite bounds the parameters of one statement
 
@@ -364,6 +367,8 @@ def check_schema(store: Store) -> None:
     """StoreError naming a table or column of this Arena's schema that the database lacks."""
     # A file whose meta table claims the current version but lacks a table (hand-made, or cut
     # short) would otherwise start, then fail every page that reads the missing part with a 500.
+    from arena.store import Store
+
     reference = Store(":memory:")  # this Arena's schema, from its own migrations
     try:
         for table in reference.db.table_names():

@@ -7,9 +7,16 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from arena.errors import ConfigError, StoreError
-from arena.store.core import ENTRANT_NAME, Store, stored_json
+
+# The package's own names, whichever of its modules defines them (its __init__ imports them
+# before it re-exports anything of this module).
+from arena.store import ENTRANT_NAME, stored_json
+
+if TYPE_CHECKING:
+    from arena.store import Store
 
 ML_METHODS = ("bt", "pl")  # the maximum-likelihood methods a stage's rating table prefers
 RATE_WINDOW_S = 60.0  # the pace of a live run is measured over its last minute
@@ -90,8 +97,9 @@ class TournamentView:
     byes: dict[int, list[dict]]  # stage -> byes
     forfeits: dict[int, list[dict]]  # stage -> games that ended in a forfeit, by ordinal
     errors: dict[int, list[dict]]  # stage -> runner errors, by round, table and attempt
-    unscored_seats: dict[str, list[dict]]  # match id -> seats of its games, for matches stored
-    # without per-match scores (schema 1)
+    # match id -> seats of its games, of the finished matches stored without per-match scores
+    # (schema 1): their scores are computed from the games
+    unscored_seats: dict[str, list[dict]]
     ratings: dict[tuple[int, str], list[dict]]  # (stage, method) -> stored rating table
     node_events: list[dict]
     games: dict[int, list[dict]] = field(default_factory=dict)  # stage -> game results, where loaded
