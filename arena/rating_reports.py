@@ -168,15 +168,22 @@ def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
         tournament_row(store, tournament_id)  # an unknown id is an error, not "0 games"
     if game is not None:
         get_game(game)
-    rows = pair_ranks(store, a, b, tournament_id, game)
-    h2h = HeadToHead(a, b)
-    if not rows:
+    ranks = pair_ranks(store, a, b, tournament_id, game)
+    if not ranks:
         for ref in (a, b):
             if not bot_known(store, ref):
                 raise ConfigError(f"no bot {ref!r} in this database")
-        return h2h
+        return HeadToHead(a, b)
+    return pair_record(a, b, ranks, pair_deals(store, a, b, tournament_id, game))
+
+
+def pair_record(a: str, b: str, ranks: list[tuple[str, int, int]],
+                deals: list[tuple[str, int, float, int]]) -> HeadToHead:
+    """A's record against B from their games' ranks and the deals of their two-bot matches (the
+    rows of `arena.store.queries.pair_ranks` and `pair_deals`)."""
+    h2h = HeadToHead(a, b)
     seen = set()
-    for game_id, rank_a, rank_b in rows:
+    for game_id, rank_a, rank_b in ranks:
         if game_id in seen:  # a bot twice at one table (not possible today) counts once
             continue
         seen.add(game_id)
@@ -187,7 +194,7 @@ def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
         else:
             h2h.losses += 1
     # Per-deal pair scores: deals of matches with exactly these two bots, each deal played twice.
-    for match_id, deal, points, games in pair_deals(store, a, b, tournament_id, game):
+    for match_id, deal, points, games in deals:
         h2h.deals.append({"match": match_id, "deal": deal, "points": points, "games": games})
         if games == 2:
             h2h.pentanomial[int(round(points * 2))] += 1

@@ -75,7 +75,7 @@ def _game_results(store: Store, tournament_id: int, stages: list[int]) -> dict[i
     return {s: list(games.values()) for s, games in out.items()}
 
 
-def _by(rows, key: str) -> dict:
+def _grouped(rows, key: str) -> dict:
     grouped: dict = defaultdict(list)
     for r in rows:
         grouped[r[key]].append(r)
@@ -134,33 +134,33 @@ class TournamentView:
                 "round": r["round"],
                 "tables": stored_json(r["tables"], f"rounds.tables of round {r['round']}"),
                 "byes": stored_json(r["byes"], f"rounds.byes of round {r['round']}")})
-        matches = _by(store.db.query(
+        matches = _grouped(store.db.query(
             "select m.id, m.stage, m.round, m.table_no, m.bots, m.status, m.attempts, m.error, "
             "m.node, m.host, (select count(*) from games g where g.match_id = m.id) games "
             "from matches m where m.tournament_id = ? order by m.stage, m.round, m.table_no",
             [tid]), "stage")
-        match_bots = _by(store.db.query(
+        match_bots = _grouped(store.db.query(
             "select b.match_id, b.position, b.entry, b.bot, b.bot_id, b.game_points, "
             "b.match_points, b.partners from match_bots b join matches m on m.id = b.match_id "
             "where m.tournament_id = ? order by b.match_id, b.position", [tid]), "match_id")
-        deals = _by(store.db.query(
+        deals = _grouped(store.db.query(
             "select d.match_id, d.deal, d.bot, d.bot_id, d.points, d.games from deals d "
             "join matches m on m.id = d.match_id where m.tournament_id = ? "
             "order by d.match_id, d.deal, d.rowid", [tid]), "match_id")
-        byes = _by(store.db.query("select stage, round, bot, points from byes "
+        byes = _grouped(store.db.query("select stage, round, bot, points from byes "
                                   "where tournament_id = ?", [tid]), "stage")
-        forfeits = _by(store.db.query(
+        forfeits = _grouped(store.db.query(
             "select g.stage, g.id as game_id, g.match_id, m.round, m.table_no as [table], "
             "g.culprit_seat as seat, g.culprit_bot as bot, g.termination as reason, g.detail, "
             "g.evidence from games g join matches m on m.id = g.match_id "
             "where g.tournament_id = ? and g.termination != 'normal' order by g.ordinal", [tid]),
             "stage")
-        errors = _by(store.db.query(
+        errors = _grouped(store.db.query(
             "select m.stage, e.match_id, m.round, m.table_no as [table], e.attempt, e.kind, "
             "e.error, e.worker, e.node, e.host, e.recorded_at, m.status from match_errors e "
             "join matches m on m.id = e.match_id where m.tournament_id = ? "
             "order by m.round, m.table_no, e.attempt", [tid]), "stage")
-        unscored = _by(store.db.query(
+        unscored = _grouped(store.db.query(
             "select g.match_id, s.game_id, s.bot, s.team, s.rank from game_seats s "
             "join games g on g.id = s.game_id join matches m on m.id = g.match_id "
             "where m.tournament_id = ? and m.status = 'finished' and not exists "
