@@ -12,8 +12,10 @@ from arena.ratings import METHODS, default_method, pool_flags, rate
 from arena.ratings.defaults import DEFAULT_SAMPLES
 from arena.store import Store
 
+# A ladder's boards are found by the ladder's read model too: the store package defines their scope.
+from arena.store.views import LADDER_SCOPE, ladder_scope_id
+
 GAME_SCOPE = "game"  # pooled ratings over every recorded game of a game
-LADDER_SCOPE = "ladder"  # pooled ratings of one ladder's games, id "<ladder id>:<game>"
 RATING_COLUMNS = ("bot", "rating", "lo", "hi", "games", "wins", "draws", "losses", "points",
                   "score_pct", "flag")
 
@@ -21,11 +23,6 @@ RATING_COLUMNS = ("bot", "rating", "lo", "hi", "games", "wins", "draws", "losses
 def rating_columns(row: dict) -> dict:
     """The columns every rating table shows, from a row of `rate()`."""
     return {k: row.get(k) for k in RATING_COLUMNS}
-
-
-def ladder_scope_id(ladder_id: int, game: str) -> str:
-    """The pooled-ratings scope id of one game of a ladder."""
-    return f"{ladder_id}:{game}"
 
 
 def leaderboard(store: Store, game: str, method: str | None = None, since: str | None = None,

@@ -1,8 +1,9 @@
 """What the rating commands show: tournament tables, pooled leaderboards, crosstables, head-to-head
 records, SPRT over recorded games, and fits of a results file.
 
-The methods themselves are pure functions in `arena.ratings`; this module gathers their input
-from the store and shapes their output for the CLI (and the web app). Only `leaderboard` (from
+The methods themselves are pure functions in `arena.ratings`; this module feeds them a
+tournament's read model (`arena.store.views.TournamentView`) or the rows of `arena.store.queries`
+and shapes their output for the CLI (and the web app). Only `leaderboard` (from
 `arena.leaderboards`) writes (derived tables, recomputed idempotently); everything else only
 reads.
 """
@@ -37,16 +38,14 @@ from arena.refs import parse_ref
 from arena.reports import stage_history, stage_record, stage_standings, stage_tiebreaks
 from arena.scheduling.gauntlet import candidate_pairs
 from arena.standings import crosstable
-from arena.store import ENTRANT_NAME, Store
-
-ML_METHODS = ("bt", "pl")
-
+from arena.store import Store
+from arena.store.queries import bot_known, pair_deals, pair_ranks
+from arena.store.views import ML_METHODS, TournamentView, tournament_row
 
 # -- tournaments --------------------------------------------------------------------------------
 
 
-def tournament_ratings(store: Store, tournament_id: int, stage: int,
-                       method: str | None = None) -> dict:
+def tournament_ratings(view: TournamentView, stage: int, method: str | None = None) -> dict:
     """A stage's rating table for `method` (default: its maximum-likelihood one), with tie-breaks.
 
     Returns {method, rows, tiebreaks}; each row has rank, bot, version, rating, lo, hi, games,
@@ -55,43 +54,39 @@ def tournament_ratings(store: Store, tournament_id: int, stage: int,
     """
     if method is not None and method not in METHODS:
         raise ConfigError(f"--method: unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    stage_row = stage_record(store, tournament_id, stage)
-    stored = store.rating_methods(tournament_id, stage)
+    stage_row = stage_record(view, stage)
+    stored = view.rating_methods(stage)
     if method is None:
         method = next((m for m in ML_METHODS if m in stored), None)
         if method is None:
-            games = store.game_results(tournament_id, stage)
+            games = view.stage_games(stage)
             method = default_method(games) if games else "elo"
     if method in stored:
-        rows = store.ratings(tournament_id, method, stage)
+        rows = view.ratings[(stage, method)]
     else:
-        games = store.game_results(tournament_id, stage)
-        names = [r["bot"] for r in stage_standings(store, tournament_id, stage)]
+        games = view.stage_games(stage)
+        names = [r["bot"] for r in stage_standings(view, stage)]
         rows = pool_flags(rate(games, method, bots=names, samples=0)).rows
-    versions = {r["name"]: r["version"] for r in store.db.query(
-        f"select {ENTRANT_NAME} as name, b.version from tournament_bots t "
-        "join bots b on b.id = t.bot_id where t.tournament_id = ?", [tournament_id])}
     tiebreaks: tuple[str, ...] = ()
     extra: dict[str, dict] = {}
     if stage_row["format"] == "swiss":
         tiebreaks = ("match_points", *stage_tiebreaks(stage_row))
-        extra = {r["bot"]: {t: r[t] for t in tiebreaks}
-                 for r in stage_standings(store, tournament_id, stage)}
-    out = [{"rank": i, **rating_columns(r), "version": versions.get(r["bot"], ""),
+        extra = {r["bot"]: {t: r[t] for t in tiebreaks} for r in stage_standings(view, stage)}
+    out = [{"rank": i, **rating_columns(r), "version": view.versions.get(r["bot"], ""),
             **extra.get(r["bot"], {})} for i, r in enumerate(rows, 1)]
     return {"method": method, "rows": out, "tiebreaks": tiebreaks}
 
 
-def los_table(store: Store, tournament_id: int, stage: int, method: str | None = None,
-              samples: int = 0, seed: int = 0) -> dict:
+def los_table(view: TournamentView, stage: int, method: str | None = None, samples: int = 0,
+              seed: int = 0) -> dict:
     """Likelihood of superiority between every two bots of a stage: {method, bots, los}.
 
     From the maximum-likelihood fit (bt or pl): with `samples`, the share of bootstrap samples in
     which the row bot is rated above the column bot; without, from the fit's covariance.
     """
-    games = store.game_results(tournament_id, stage)
+    games = view.stage_games(stage)
     if not games:
-        raise ConfigError(f"tournament {tournament_id} stage {stage} has no games yet")
+        raise ConfigError(f"tournament {view.id} stage {stage} has no games yet")
     method = method or default_method(games)
     if method not in ML_METHODS:
         raise ConfigError(f"--los needs a maximum-likelihood method (bt or pl), not {method!r}")
@@ -100,10 +95,10 @@ def los_table(store: Store, tournament_id: int, stage: int, method: str | None =
     return {"method": method, "bots": bots, "los": result.los}
 
 
-def crosstable_report(store: Store, tournament_id: int, stage: int) -> dict:
+def crosstable_report(view: TournamentView, stage: int) -> dict:
     """Every bot of a stage against every other: {bots (in standings order), cells}."""
-    bots = [r["bot"] for r in stage_standings(store, tournament_id, stage)]
-    table = crosstable(store.game_results(tournament_id, stage), bots)
+    bots = [r["bot"] for r in stage_standings(view, stage)]
+    table = crosstable(view.stage_games(stage), bots)
     order = bots + [b for b in table if b not in bots]
     cells = {a: {b: {"wins": c.wins, "draws": c.draws, "losses": c.losses, "points": c.points,
                      "games": c.games} for b, c in row.items()} for a, row in table.items()}
@@ -163,51 +158,32 @@ class HeadToHead:
                 "los": None if self.los() is None else round(self.los(), 4)}
 
 
-def _bot_filter(store: Store, ref: str, alias: str, seat_name: str) -> tuple[str, list]:
-    """SQL matching a NAME or NAME@VERSION reference: over `{alias}` = bots (by its id, so one
-    version's games only), or — no bot row so named — over `seat_name`, the name a tournament
-    gave its entrant (e.g. a registry bot entered under a `name` of its own)."""
-    name, version = parse_ref(ref)
-    if version is None:
-        where, args = f"{alias}.name = ?", [name]
-    else:
-        where, args = f"{alias}.name = ? and {alias}.version = ?", [name, version]
-    if store.db.execute(f"select 1 from bots {alias} where {where} limit 1", args).fetchone():
-        return where, args
-    return f"{seat_name} = ?", [ref]
-
-
 def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
                  game: str | None = None) -> HeadToHead:
     """A's record against B over every recorded game they both played (optionally one tournament
     or one game), and the per-deal pair scores of their two-bot matches."""
     if parse_ref(a)[0] == parse_ref(b)[0] and a == b:
         raise ConfigError(f"head to head needs two different bots, got {a!r} twice")
-    fa, pa = _bot_filter(store, a, "ba", "sa.bot")
-    fb, pb = _bot_filter(store, b, "bb", "sb.bot")
-    scope, sargs = "", []
     if tournament_id is not None:
-        store.tournament(tournament_id)  # an unknown id is an error, not "0 games"
-        scope, sargs = " and g.tournament_id = ?", [tournament_id]
+        tournament_row(store, tournament_id)  # an unknown id is an error, not "0 games"
     if game is not None:
         get_game(game)
-        scope, sargs = scope + " and g.game = ?", sargs + [game]
-    rows = store.db.execute(
-        "select g.id, sa.rank, sb.rank from games g "
-        "join game_seats sa on sa.game_id = g.id join game_seats sb on sb.game_id = g.id "
-        "join bots ba on ba.id = sa.bot_id join bots bb on bb.id = sb.bot_id "
-        f"where {fa} and {fb} and sa.team != sb.team{scope} order by g.tournament_id, g.ordinal",
-        [*pa, *pb, *sargs]).fetchall()
-    h2h = HeadToHead(a, b)
-    if not rows:
+    ranks = pair_ranks(store, a, b, tournament_id, game)
+    if not ranks:
         for ref in (a, b):
-            where, args = _bot_filter(store, ref, "x", "x.bot")
-            table = "bots" if where.startswith("x.name") else "game_seats"
-            if store.db.execute(f"select 1 from {table} x where {where}", args).fetchone() is None:
+            if not bot_known(store, ref):
                 raise ConfigError(f"no bot {ref!r} in this database")
-        return h2h
+        return HeadToHead(a, b)
+    return pair_record(a, b, ranks, pair_deals(store, a, b, tournament_id, game))
+
+
+def pair_record(a: str, b: str, ranks: list[tuple[str, int, int]],
+                deals: list[tuple[str, int, float, int]]) -> HeadToHead:
+    """A's record against B from their games' ranks and the deals of their two-bot matches (the
+    rows of `arena.store.queries.pair_ranks` and `pair_deals`)."""
+    h2h = HeadToHead(a, b)
     seen = set()
-    for game_id, rank_a, rank_b in rows:
+    for game_id, rank_a, rank_b in ranks:
         if game_id in seen:  # a bot twice at one table (not possible today) counts once
             continue
         seen.add(game_id)
@@ -218,21 +194,7 @@ def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
         else:
             h2h.losses += 1
     # Per-deal pair scores: deals of matches with exactly these two bots, each deal played twice.
-    fa, pa = _bot_filter(store, a, "ba", "d.bot")
-    fb, pb = _bot_filter(store, b, "bb", "xb.bot")
-    for match_id, deal, points, games in store.db.execute(
-        "select d.match_id, d.deal, d.points, d.games from deals d "
-        "join matches m on m.id = d.match_id "
-        "join bots ba on ba.id = d.bot_id "
-        "join match_bots xb on xb.match_id = d.match_id and xb.bot_id != d.bot_id "
-        "join bots bb on bb.id = xb.bot_id "
-        f"where {fa} and {fb} and (select count(*) from match_bots c where c.match_id = m.id) = 2"
-        + (" and m.tournament_id = ?" if tournament_id is not None else "")
-        + (" and m.id in (select match_id from games where game = ?)" if game is not None else "")
-        + " order by m.tournament_id, m.id, d.deal",
-        [*pa, *pb, *([tournament_id] if tournament_id is not None else []),
-         *([game] if game is not None else [])]
-    ):
+    for match_id, deal, points, games in deals:
         h2h.deals.append({"match": match_id, "deal": deal, "points": points, "games": games})
         if games == 2:
             h2h.pentanomial[int(round(points * 2))] += 1
@@ -260,16 +222,16 @@ def sprt_report(store: Store, a: str, b: str, elo0: float, elo1: float, alpha: f
             "decision": result.decision, "h2h": h2h.as_dict()}
 
 
-def gauntlet_sprt(store: Store, tournament_id: int, stage: int) -> list[dict]:
+def gauntlet_sprt(view: TournamentView, stage: int) -> list[dict]:
     """A gauntlet stage's SPRT stop rule, per candidate: pair counts, LLR, bounds, decision.
 
     Empty when the stage has no such rule.
     """
-    row = stage_record(store, tournament_id, stage)
+    row = stage_record(view, stage)
     rule = (row["config"] or {}).get("sprt")
     if row["format"] != "gauntlet" or not rule:
         return []
-    history, names = stage_history(store, tournament_id, stage)
+    history, names = stage_history(view, stage)
     local = {n: i for i, n in enumerate(names)}
     out = []
     for name in row["config"].get("candidates", []):

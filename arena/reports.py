@@ -1,9 +1,10 @@
-"""Read-only reports on a stored tournament: standings, pairings, deals, progress and exports.
+"""Reports on a stored tournament: standings, pairings, deals, progress and exports.
 
-Every function here only reads the database (the driver is its only writer), so reports may run
-while a tournament is being played. Bot names, evidence and tracebacks come from untrusted bots
-and stay plain text: the renderers escape them, CSV cells that a spreadsheet would run as a
-formula are neutralised.
+Each report is a pure function of a read model loaded once (`arena.store.views.TournamentView`,
+`TournamentProgress`); only the export streams its games from the database. Nothing here writes
+(the driver is the only writer), so reports may run while a tournament is being played. Bot
+names, evidence and tracebacks come from untrusted bots and stay plain text: the renderers escape
+them, CSV cells that a spreadsheet would run as a formula are neutralised.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import csv
 import json
 from collections import defaultdict
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import TextIO
 
 from arena.errors import ConfigError
@@ -26,9 +27,10 @@ from arena.standings import (
     score_of_row,
     standings,
 )
-from arena.store import ENTRANT_NAME, Store, stored_json
+from arena.store import Store, stored_json
+from arena.store.queries import export_rows
+from arena.store.views import TournamentProgress, TournamentView, tournament_row
 
-RATE_WINDOW_S = 60.0
 EXPORT_FORMATS = ("jsonl", "csv")
 CSV_COLUMNS = ("game_id", "stage", "round", "table", "match_id", "game", "deal", "rotation", "seed",
                "seat", "bot", "team", "score", "rank", "termination", "culprit_bot")
@@ -41,24 +43,16 @@ _STANDING_FIELDS = ("match_points", "game_points", "matches", "wins", "draws", "
 # Stages and their history
 
 
-def stage_record(store: Store, tournament_id: int, stage: int) -> dict:
+def stage_record(view: TournamentView, stage: int) -> dict:
     """A stage's stored row (format, entrants, config); ConfigError when the tournament has none."""
-    for row in store.stages(tournament_id):
+    for row in view.stages:
         if row["stage"] == stage:
             return row
-    raise ConfigError(f"tournament {tournament_id} has no stage {stage}")
+    raise ConfigError(f"tournament {view.id} has no stage {stage}")
 
 
-def _event_names(store: Store, tournament_id: int) -> dict[int, str]:
-    return {r["entry"]: r["name"] for r in store.db.query(
-        f"select t.entry, {ENTRANT_NAME} as name from tournament_bots t "
-        "join bots b on b.id = t.bot_id where t.tournament_id = ? order by t.entry",
-        [tournament_id])}
-
-
-def _local_names(store: Store, tournament_id: int, stage_row: dict) -> list[str]:
-    names = _event_names(store, tournament_id)
-    return [names[e] for e in stage_row["entrants"]]
+def _local_names(view: TournamentView, stage_row: dict) -> list[str]:
+    return [view.names[e] for e in stage_row["entrants"]]
 
 
 def stage_tiebreaks(stage_row: dict) -> tuple[str, ...]:
@@ -71,21 +65,15 @@ def _bye_points(stage_row: dict) -> float:
     return float((stage_row["config"] or {}).get("bye_points", 1.0))
 
 
-def _unscored_matches(store: Store, tournament_id: int, stage: int, local: dict[str, int],
+def _unscored_matches(view: TournamentView, stage: int, local: dict[str, int],
                       scored: set[str]) -> list[MatchScore]:
     """Finished matches stored without per-match scores (record_match, schema 1), from their games."""
-    rows = list(store.db.query(
-        "select id, round, table_no, bots from matches where tournament_id = ? and stage = ? "
-        "and status = 'finished' order by round, table_no", [tournament_id, stage]))
     out = []
-    for m in rows:
-        if m["id"] in scored:
+    for m in view.matches.get(stage, []):
+        if m["status"] != "finished" or m["id"] in scored:
             continue
         games: dict[str, list[dict]] = {}
-        for s in store.db.query(
-            "select s.game_id, s.bot, s.team, s.rank from game_seats s join games g "
-            "on g.id = s.game_id where g.match_id = ? order by g.ordinal, s.seat", [m["id"]]
-        ):
+        for s in view.unscored_seats.get(m["id"], []):
             games.setdefault(s["game_id"], []).append(
                 {"entry": local[s["bot"]], "team": s["team"], "rank": s["rank"]})
         bots = [local[n] for n in stored_json(m["bots"], f"matches.bots of {m['id']}") if n in local]
@@ -93,16 +81,13 @@ def _unscored_matches(store: Store, tournament_id: int, stage: int, local: dict[
     return out
 
 
-def _rounds(store: Store, tournament_id: int, stage: int) -> list[dict]:
+def _rounds(view: TournamentView, stage: int) -> list[dict]:
     """The stage's rounds (tables as bot names), derived from its matches when none are recorded."""
-    rounds = store.rounds(tournament_id, stage)
+    rounds = view.rounds.get(stage)
     if rounds:
         return rounds
     by_round: dict[int, list[list[str]]] = defaultdict(list)
-    for m in store.db.query(
-        "select round, bots from matches where tournament_id = ? and stage = ? "
-        "order by round, table_no", [tournament_id, stage]
-    ):
+    for m in view.matches.get(stage, []):
         by_round[m["round"]].append(stored_json(m["bots"], f"matches.bots of round {m['round']}"))
     return [{"round": r, "tables": tables, "byes": []} for r, tables in sorted(by_round.items())]
 
@@ -112,22 +97,21 @@ def _table_numbers(round_no: int, tables: list, numbers: dict[int, list[int]]) -
     return numbers.get(round_no) or list(range(1, len(tables) + 1))
 
 
-def stage_history(store: Store, tournament_id: int, stage: int) -> tuple[History, list[str]]:
+def stage_history(view: TournamentView, stage: int) -> tuple[History, list[str]]:
     """The stage's History (recorded rounds and finished matches) and its stage-local bot names."""
-    row = stage_record(store, tournament_id, stage)
-    names = _local_names(store, tournament_id, row)
+    row = stage_record(view, stage)
+    names = _local_names(view, row)
     local = {n: i for i, n in enumerate(names)}
-    recorded = store.match_scores(tournament_id, stage)
+    recorded = view.match_scores(stage)
     scores = [score_of_row(m) for m in recorded]
-    scores += _unscored_matches(store, tournament_id, stage, local,
-                                {m["match_id"] for m in recorded})
+    scores += _unscored_matches(view, stage, local, {m["match_id"] for m in recorded})
     scores.sort(key=lambda s: (s.round, s.table))
     rounds = tuple(
         Round(r["round"],
               tuple(Table(r["round"], i, tuple(local[n] for n in table if n in local))
                     for i, table in enumerate(r["tables"], 1)),
               tuple(local[n] for n in r["byes"] if n in local))
-        for r in _rounds(store, tournament_id, stage))
+        for r in _rounds(view, stage))
     return History(rounds, tuple(scores)), names
 
 
@@ -136,35 +120,30 @@ def _standing_dict(row: StandingRow, bot: str) -> dict:
             **{f: getattr(row, f) for f in _STANDING_FIELDS}}
 
 
-def _standing_rows(store: Store, tournament_id: int, stage_row: dict,
+def _standing_rows(view: TournamentView, stage_row: dict,
                    upto_round: int | None = None) -> tuple[list[StandingRow], list[str]]:
-    history, names = stage_history(store, tournament_id, stage_row["stage"])
+    history, names = stage_history(view, stage_row["stage"])
     rows = standings(len(names), history, stage_tiebreaks(stage_row), _bye_points(stage_row),
                      upto_round)
     return rows, names
 
 
-def stage_standings(store: Store, tournament_id: int, stage: int,
-                    upto_round: int | None = None) -> list[dict]:
+def stage_standings(view: TournamentView, stage: int, upto_round: int | None = None) -> list[dict]:
     """A stage's standings (after `upto_round`, default all), best first, with every tie-break."""
-    row = stage_record(store, tournament_id, stage)
-    rows, names = _standing_rows(store, tournament_id, row, upto_round)
+    row = stage_record(view, stage)
+    rows, names = _standing_rows(view, row, upto_round)
     return [_standing_dict(r, names[r.entry]) for r in rows]
 
 
-def event_standings(store: Store, tournament_id: int) -> list[dict]:
+def event_standings(view: TournamentView) -> list[dict]:
     """The overall standings over a tournament's stages, with each bot's rank and points per stage."""
-    names = _event_names(store, tournament_id)
-    stage_rows = store.stages(tournament_id)
+    names = view.names
     inputs = []
-    for st in stage_rows:
-        played = store.db.execute(
-            "select exists(select 1 from rounds where tournament_id = ? and stage = ?) "
-            "or exists(select 1 from matches where tournament_id = ? and stage = ?)",
-            [tournament_id, st["stage"]] * 2).fetchone()[0]
+    for st in view.stages:
+        played = bool(view.rounds.get(st["stage"]) or view.matches.get(st["stage"]))
         rows = None
         if played:
-            local_rows, _ = _standing_rows(store, tournament_id, st)
+            local_rows, _ = _standing_rows(view, st)
             # overall_standings counts event entries; a stage ranks its own local indices.
             rows = [replace(r, entry=st["entrants"][r.entry]) for r in local_rows]
         inputs.append((st["name"], rows, st["left_out"]))
@@ -172,7 +151,7 @@ def event_standings(store: Store, tournament_id: int) -> list[dict]:
     out = []
     for r in overall:
         per_stage = []
-        for st, cell in zip(stage_rows, r.stages):
+        for st, cell in zip(view.stages, r.stages):
             left_out = r.entry in st["left_out"]
             per_stage.append({"stage": st["stage"], "name": st["name"], "left_out": left_out,
                               "rank": cell[0] if cell else None,
@@ -198,29 +177,20 @@ def _decoded(row: dict, *keys: str) -> dict:
     return row
 
 
-def _pairings(store: Store, tournament_id: int, stage: int,
+def _pairings(view: TournamentView, stage: int,
               upto: int | None) -> tuple[list[dict], dict[str, list[dict]]]:
-    matches = {(m["round"], m["table_no"]): m for m in store.db.query(
-        "select id, round, table_no, status, attempts, error, node, host, "
-        "(select count(*) from games g where g.match_id = m.id) games "
-        "from matches m where tournament_id = ? and stage = ?", [tournament_id, stage])}
-    bots: dict[str, list[dict]] = defaultdict(list)
-    for b in store.db.query(
-        "select b.match_id, b.bot, b.game_points, b.match_points from match_bots b "
-        "join matches m on m.id = b.match_id where m.tournament_id = ? and m.stage = ? "
-        "order by b.match_id, b.position", [tournament_id, stage]
-    ):
-        bots[b["match_id"]].append(b)
+    matches = {(m["round"], m["table_no"]): m for m in view.matches.get(stage, [])}
+    bots: dict[str, list[dict]] = {m["id"]: view.match_bots[m["id"]]
+                                   for m in matches.values() if m["id"] in view.match_bots}
     numbers: dict[int, list[int]] = defaultdict(list)
-    if not store.rounds(tournament_id, stage):
+    if not view.rounds.get(stage):
         for rnd, table in sorted(matches):
             numbers[rnd].append(table)
     byes = defaultdict(dict)
-    for b in store.db.query("select round, bot, points from byes where tournament_id = ? "
-                            "and stage = ?", [tournament_id, stage]):
+    for b in view.byes.get(stage, []):
         byes[b["round"]][b["bot"]] = b["points"]
     out = []
-    for r in _rounds(store, tournament_id, stage):
+    for r in _rounds(view, stage):
         if upto is not None and r["round"] > upto:
             continue
         tables = []
@@ -244,89 +214,70 @@ def _pairings(store: Store, tournament_id: int, stage: int,
     return out, bots
 
 
-def _deal_results(store: Store, tournament_id: int, stage: int, upto: int | None,
+def _deal_results(view: TournamentView, stage: int, upto: int | None,
                   bots: dict[str, list[dict]]) -> list[dict]:
-    deals: dict[str, list[dict]] = defaultdict(list)
-    matches = {}
-    for d in store.db.query(
-        "select d.match_id, d.deal, d.bot, d.points, d.games, m.round, m.table_no "
-        "from deals d join matches m on m.id = d.match_id "
-        "where m.tournament_id = ? and m.stage = ? and m.status = 'finished' "
-        "order by m.round, m.table_no, d.deal", [tournament_id, stage]
-    ):
-        if upto is not None and d["round"] > upto:
-            continue
-        deals[d["match_id"]].append(d)
-        matches[d["match_id"]] = (d["round"], d["table_no"])
     out = []
-    for match_id, (rnd, table) in matches.items():
-        pair = [b["bot"] for b in bots.get(match_id, [])]
+    for m in view.matches.get(stage, []):
+        deals = view.deals.get(m["id"])
+        if m["status"] != "finished" or not deals or (upto is not None and m["round"] > upto):
+            continue
+        pair = [b["bot"] for b in bots.get(m["id"], [])]
         if len(pair) != 2:
             continue  # the pentanomial describes a pair of bots; tables of more have no such line
         first, second = pair
         per_deal: dict[int, dict] = {}
-        for d in deals[match_id]:
+        for d in deals:
             cell = per_deal.setdefault(d["deal"], {"deal": d["deal"], "points": [None, None],
                                                    "games": d["games"]})
             cell["points"][0 if d["bot"] == first else 1] = d["points"]
         first_rows = [{"deal": d["deal"], "entry": 0, "points": d["points"], "games": d["games"]}
-                      for d in deals[match_id] if d["bot"] == first]
+                      for d in deals if d["bot"] == first]
         try:
             penta = list(pentanomial(first_rows))
         except ValueError:  # deals of other than 2 games (no duplicate rotation) have none
             penta = None
-        out.append({"match_id": match_id, "round": rnd, "table": table, "bots": pair,
-                    "pentanomial": penta, "points": [sum(d["points"] for d in deals[match_id]
-                                                         if d["bot"] == b) for b in pair],
+        out.append({"match_id": m["id"], "round": m["round"], "table": m["table_no"],
+                    "bots": pair, "pentanomial": penta,
+                    "points": [sum(d["points"] for d in deals if d["bot"] == b) for b in pair],
                     "deals": [per_deal[k] for k in sorted(per_deal)]})
     return out
 
 
-def _forfeits(store: Store, tournament_id: int, stage: int, upto: int | None) -> list[dict]:
-    return [dict(r) for r in store.db.query(
-        "select g.id as game_id, g.match_id, m.round, m.table_no as [table], g.culprit_seat as seat, "
-        "g.culprit_bot as bot, g.termination as reason, g.detail, g.evidence "
-        "from games g join matches m on m.id = g.match_id "
-        "where g.tournament_id = ? and g.stage = ? and g.termination != 'normal' "
-        "and (? is null or m.round <= ?) order by g.ordinal",
-        [tournament_id, stage, upto, upto])]
+def _forfeits(view: TournamentView, stage: int, upto: int | None) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "stage"} for r in view.forfeits.get(stage, [])
+            if upto is None or r["round"] <= upto]
 
 
-def _runner_errors(store: Store, tournament_id: int, stage: int, upto: int | None) -> list[dict]:
-    return [dict(r) for r in store.db.query(
-        "select e.match_id, m.round, m.table_no as [table], e.attempt, e.kind, e.error, e.worker, "
-        "e.node, e.host, e.recorded_at, m.status from match_errors e "
-        "join matches m on m.id = e.match_id "
-        "where m.tournament_id = ? and m.stage = ? and (? is null or m.round <= ?) "
-        "order by m.round, m.table_no, e.attempt", [tournament_id, stage, upto, upto])]
+def _runner_errors(view: TournamentView, stage: int, upto: int | None) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "stage"} for r in view.errors.get(stage, [])
+            if upto is None or r["round"] <= upto]
 
 
-def tournament_report(store: Store, tournament_id: int, round_no: int | None = None,
+def tournament_report(view: TournamentView, round_no: int | None = None,
                       stage: int | None = None) -> dict:
     """Everything `arena tournament show` prints: standings, pairings, deals, forfeits, errors."""
-    t = _decoded(store.tournament(tournament_id), "options", "config")
+    t = _decoded(view.tournament, "options", "config")
     tid = t["id"]
-    all_stages = store.stages(tid)
     if stage is not None:
-        chosen = [s for s in all_stages if s["stage"] == stage]
+        chosen = [s for s in view.stages if s["stage"] == stage]
         if not chosen:
             raise ConfigError(f"tournament {tid} has no stage {stage}")
     else:
-        chosen = all_stages
+        chosen = view.stages
     if round_no is not None:
-        recorded = sorted({r["round"] for s in chosen for r in _rounds(store, tid, s["stage"])})
+        recorded = sorted({r["round"] for s in chosen for r in _rounds(view, s["stage"])})
         if not recorded:
             raise ConfigError(f"round {round_no}: tournament {tid} has no round recorded yet")
         if not recorded[0] <= round_no <= recorded[-1]:
             raise ConfigError(f"round {round_no}: tournament {tid} has rounds "
                               f"{recorded[0]}..{recorded[-1]} recorded")
-    names = _event_names(store, tid)
+    names = view.names
     stages = []
     for st in chosen:
         number = st["stage"]
-        recorded = [r["round"] for r in _rounds(store, tid, number)]
-        rows, local = _standing_rows(store, tid, st, round_no)
-        pairings, bots = _pairings(store, tid, number, round_no)
+        recorded = [r["round"] for r in _rounds(view, number)]
+        rows, local = _standing_rows(view, st, round_no)
+        pairings, bots = _pairings(view, number, round_no)
         stages.append({
             "stage": number, "name": st["name"], "game": st["game"], "format": st["format"],
             "seats": st["seats"], "status": st["status"], "options": st["options"],
@@ -335,14 +286,14 @@ def tournament_report(store: Store, tournament_id: int, round_no: int | None = N
             "entrants": local, "left_out": [names[e] for e in st["left_out"] if e in names],
             "standings": [_standing_dict(r, local[r.entry]) for r in rows],
             "pairings": pairings,
-            "deals": _deal_results(store, tid, number, round_no, bots),
-            "forfeits": _forfeits(store, tid, number, round_no),
-            "errors": _runner_errors(store, tid, number, round_no),
+            "deals": _deal_results(view, number, round_no, bots),
+            "forfeits": _forfeits(view, number, round_no),
+            "errors": _runner_errors(view, number, round_no),
         })
     event = t["format"] == "event"
     return {"tournament": t, "event": event, "round": round_no, "stages": stages,
-            "overall": event_standings(store, tid) if event else None,
-            "node_events": store.node_events(tid)}
+            "overall": event_standings(view) if event else None,
+            "node_events": [dict(e) for e in view.node_events]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -358,17 +309,12 @@ def _parse(stamp: str | None) -> datetime | None:
         return None
 
 
-def _stamp(moment: datetime) -> str:
-    # The format of Store.now(), so stored stamps compare as strings in SQL.
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
-
-
-def tournament_status(store: Store, tournament_id: int, now: datetime | None = None) -> dict:
+def tournament_status(progress: TournamentProgress) -> dict:
     """A tournament's progress: status, lease holder, rounds, matches, games, rate and ETA."""
-    t = store.tournament(tournament_id)
+    t = progress.tournament
     tid = t["id"]
-    now = now or datetime.now(timezone.utc)
-    lease = store.lease(tid)
+    now = progress.now
+    lease = progress.lease
     holder = None
     if lease is not None:
         beat = _parse(lease["heartbeat_at"])
@@ -378,25 +324,20 @@ def tournament_status(store: Store, tournament_id: int, now: datetime | None = N
                   "alive": bool(lease["alive"]),
                   "cancel_requested": bool(lease["cancel_requested"])}
     stages = []
-    for st in store.stages(tid):
-        counts = dict(store.db.execute(
-            "select status, count(*) from matches where tournament_id = ? and stage = ? "
-            "group by status", [tid, st["stage"]]).fetchall())
-        games = store.db.execute("select count(*) from games where tournament_id = ? and stage = ?",
-                                 [tid, st["stage"]]).fetchone()[0]
-        recorded = store.db.execute("select count(*) from rounds where tournament_id = ? and stage = ?",
-                                    [tid, st["stage"]]).fetchone()[0]
+    for st in progress.stages:
+        counts = progress.match_counts.get(st["stage"], {})
         planned = (st["config"] or {}).get("planned_games")
         stages.append({"stage": st["stage"], "name": st["name"], "game": st["game"],
                        "format": st["format"], "status": st["status"],
-                       "rounds_recorded": recorded, "rounds_total": st["rounds"],
+                       "rounds_recorded": progress.rounds.get(st["stage"], 0),
+                       "rounds_total": st["rounds"],
                        "matches_finished": counts.get("finished", 0),
                        "matches_error": counts.get("error", 0),
-                       "games_done": games, "games_planned": planned})
+                       "games_done": progress.games.get(st["stage"], 0), "games_planned": planned})
     done = sum(s["games_done"] for s in stages)
     planned = (None if not stages or any(s["games_planned"] is None for s in stages)
                else sum(s["games_planned"] for s in stages))
-    rate, basis = _rate(store, tid, now, holder)
+    rate, basis = _rate(progress)
     running = t["status"] == "running" and holder is not None and holder["alive"]
     if t["status"] == "finished":
         eta = 0.0
@@ -410,28 +351,18 @@ def tournament_status(store: Store, tournament_id: int, now: datetime | None = N
             "rate": rate, "rate_basis": basis, "eta_s": eta}
 
 
-def _count_since(store: Store, tid: int, since: datetime) -> int:
-    return store.db.execute("select count(*) from games where tournament_id = ? and recorded_at >= ?",
-                            [tid, _stamp(since)]).fetchone()[0]
-
-
-def _rate(store: Store, tid: int, now: datetime,
-          holder: dict | None) -> tuple[float | None, str | None]:
+def _rate(progress: TournamentProgress) -> tuple[float | None, str | None]:
     """Games per second: over the last minute of a live run, else over its run (or the records)."""
-    run_start = _parse(holder["started_at"]) if holder and holder["alive"] else None
-    if run_start is not None:
-        # A run that began less than a minute ago is measured from its start, not diluted.
-        since = max(now - timedelta(seconds=RATE_WINDOW_S), run_start)
+    now = progress.now
+    if progress.window is not None and progress.run is not None:
+        since, recent = progress.window
         span = (now - since).total_seconds()
-        recent = _count_since(store, tid, since)
         if recent and span > 0:
             return recent / span, f"last {round(span)} s"
+        run_start, played = progress.run
         span = (now - run_start).total_seconds()
-        played = _count_since(store, tid, run_start)
         return (played / span if played and span > 0 else None), "this run"
-    first, last, n = store.db.execute(
-        "select min(recorded_at), max(recorded_at), count(*) from games where tournament_id = ?",
-        [tid]).fetchone()
+    first, last, n = progress.recorded
     start, end = _parse(first), _parse(last)
     if n and start and end and end > start:
         return n / (end - start).total_seconds(), "recorded games"
@@ -449,48 +380,14 @@ def safe_cell(value: object) -> object:
     return value
 
 
-def _game_rows(store: Store, tid: int):
-    """Games in ordinal order with their seats and moves, read as three parallel streams."""
-    games = store.db.conn.execute(
-        "select g.id, g.tournament_id, g.stage, m.round, m.table_no, g.match_id, g.game, "
-        "g.options, g.seed, g.deal, g.rotation, g.termination, g.culprit_bot, g.detail, g.evidence "
-        "from games g join matches m on m.id = g.match_id where g.tournament_id = ? "
-        "order by g.ordinal, g.id", [tid])
-    seats = store.db.conn.execute(
-        "select s.game_id, s.seat, s.bot, s.team, s.score, s.rank from game_seats s "
-        "join games g on g.id = s.game_id where g.tournament_id = ? "
-        "order by g.ordinal, g.id, s.seat", [tid])
-    moves = store.db.conn.execute(
-        "select v.game_id, v.ply, v.step, v.seat, v.action, v.ms from moves v "
-        "join games g on g.id = v.game_id where g.tournament_id = ? "
-        "order by g.ordinal, g.id, v.ply", [tid])
-
-    def take(cursor, game_id, pending):
-        rows = []
-        while True:
-            row = pending[0] if pending else cursor.fetchone()
-            pending.clear()
-            if row is None:
-                return rows
-            if row[0] != game_id:
-                pending.append(row)
-                return rows
-            rows.append(row)
-
-    seat_pending: list = []
-    move_pending: list = []
-    for g in games:
-        yield g, take(seats, g[0], seat_pending), take(moves, g[0], move_pending)
-
-
 def export_tournament(store: Store, tournament_id: int, fmt: str, out: TextIO) -> int:
     """Write a tournament's games to `out` as JSON lines (one per game) or CSV (one row per seat)."""
     if fmt not in EXPORT_FORMATS:
         raise ConfigError(f"unknown export format {fmt!r} (choose {', '.join(EXPORT_FORMATS)})")
-    tid = store.tournament(tournament_id)["id"]
+    tid = tournament_row(store, tournament_id)["id"]
     written = 0
     if fmt == "jsonl":
-        for g, seats, moves in _game_rows(store, tid):
+        for g, seats, moves in export_rows(store, tid):
             record = {
                 "id": g[0], "tournament_id": g[1], "stage": g[2], "round": g[3], "table": g[4],
                 "match_id": g[5], "game": g[6],
@@ -508,7 +405,7 @@ def export_tournament(store: Store, tournament_id: int, fmt: str, out: TextIO) -
         return written
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for g, seats, _ in _game_rows(store, tid):
+    for g, seats, _ in export_rows(store, tid):
         for s in seats:
             writer.writerow([safe_cell(v) for v in (
                 g[0], g[2], g[3], g[4], g[5], g[6], g[9], g[10], g[8], s[1], s[2], s[3], s[4],
@@ -521,29 +418,15 @@ def export_tournament(store: Store, tournament_id: int, fmt: str, out: TextIO) -
 # Bots that never started
 
 
-def never_started(store: Store, tournament_id: int) -> list[dict]:
+def never_started(starts: list[dict]) -> list[dict]:
     """The bots of a tournament that never got past start-up, with their first startup failure.
 
-    A bot never started when it was the culprit of a startup_failure and nothing shows it ever
-    running: no game of it ended normally, it never made a move, and it never failed in a way only
-    a running bot can (its other forfeits are startup failures or the failure budget they lead to).
+    `starts`: the tournament's `arena.store.queries.bot_starts`. A bot never started when it was
+    the culprit of a startup_failure and nothing shows it ever running: no game of it ended
+    normally, it never made a move, and it never failed in a way only a running bot can (its other
+    forfeits are startup failures or the failure budget they lead to).
     Rows: bot, games (it was seated in), detail and evidence of its first startup failure.
     """
-    rows = store.db.execute(
-        "select s.bot, count(*) as games, "
-        "  sum(g.culprit_bot = s.bot and g.termination = 'startup_failure') as startup_failures, "
-        "  sum(g.termination = 'normal' or (g.culprit_bot = s.bot and g.termination not in "
-        "      ('startup_failure', 'failure_budget'))) as ran, "
-        "  sum(exists(select 1 from moves v where v.game_id = g.id and v.seat = s.seat)) as moved "
-        "from game_seats s join games g on g.id = s.game_id where g.tournament_id = ? "
-        "group by s.bot order by s.bot", [tournament_id]).fetchall()
-    out = []
-    for bot, games, startup_failures, ran, moved in rows:
-        if not startup_failures or ran or moved:
-            continue
-        detail, evidence = store.db.execute(
-            "select detail, evidence from games where tournament_id = ? and culprit_bot = ? "
-            "and termination = 'startup_failure' order by ordinal, id limit 1",
-            [tournament_id, bot]).fetchone()
-        out.append({"bot": bot, "games": games, "detail": detail or "", "evidence": evidence or ""})
-    return out
+    return [{"bot": r["bot"], "games": r["games"], "detail": r["detail"] or "",
+             "evidence": r["evidence"] or ""}
+            for r in starts if r["startup_failures"] and not r["ran"] and not r["moved"]]

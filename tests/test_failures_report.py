@@ -21,6 +21,7 @@ from arena.cli._app import console
 from arena.cli.ratings import stderr_tail
 from arena.reports import never_started
 from arena.store import Store
+from arena.store.queries import bot_starts
 
 runner = CliRunner()
 
@@ -169,7 +170,7 @@ def test_a_bot_that_never_started_is_reported_once_and_the_run_exits_1(tmp_path)
     assert last.endswith("could not be played as planned: 1 of 3 bots never started; their games "
                          "are all forfeits")
     store = Store(db)
-    (row,) = never_started(store, store.tournament()["id"])
+    (row,) = never_started(bot_starts(store, store.tournament()["id"]))
     assert row["bot"] == "quits" and row["games"] == 4
 
 
@@ -202,7 +203,7 @@ def test_a_bot_that_ran_once_is_not_reported(tmp_path):
     db = tmp_path / "a.db"
     assert run(path, db).exit_code == 0
     store = Store(db)
-    assert never_started(store, store.tournament()["id"]) == []
+    assert never_started(bot_starts(store, store.tournament()["id"])) == []
 
 
 def test_stderr_tail_is_bounded():

@@ -29,7 +29,7 @@ from arena.config import load_ladder_config
 from arena.errors import ConfigError
 from arena.executors import SerialExecutor
 from arena.ladder import Ladder, publish_leaderboards
-from arena.ladder_view import ladder_status
+from arena.ladder_view import LadderView, ladder_status
 from arena.registry import Registry
 from arena.store import Store
 
@@ -197,7 +197,7 @@ def test_a_ladder_absorbs_versions_survives_sigkill_and_resumes_exactly(tmp_path
     assert "rejected" in out.output and "validation game failed" in out.output
     out = runner.invoke(app, ["bot", "show", "heur@2", "--db", str(db)])
     assert "ladder" in out.output and "ladder game" in out.output
-    status = ladder_status(Store(db))
+    status = ladder_status(LadderView.load(Store(db)))
     assert status["status"] == "paused" and status["in_flight"] == 0
     assert status["bots_active"] == 3  # alpha, beta, heur@2
 

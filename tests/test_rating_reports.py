@@ -24,6 +24,7 @@ from arena.executors import SerialExecutor
 from arena.ratings import los, rate
 from arena.standings import crosstable
 from arena.store import Store
+from arena.store.views import TournamentView
 from arena.tournament import run_tournament
 
 runner = CliRunner()
@@ -162,9 +163,9 @@ def test_a_method_not_stored_is_computed_and_a_bad_one_refused(two, tmp_path):
 def test_swiss_ratings_show_its_tie_breaks(tmp_path):
     db = tmp_path / "s.db"
     play(tmp_path, db, SWISS)
-    table = rating_reports.tournament_ratings(Store(db), 1, 1)
+    table = rating_reports.tournament_ratings(TournamentView.load(Store(db), 1), 1)
     assert table["tiebreaks"][0] == "match_points" and "buchholz" in table["tiebreaks"]
-    standings = {r["bot"]: r for r in rating_reports.stage_standings(Store(db), 1, 1)}
+    standings = {r["bot"]: r for r in rating_reports.stage_standings(TournamentView.load(Store(db), 1), 1)}
     for row in table["rows"]:
         assert row["buchholz"] == standings[row["bot"]]["buchholz"]
     out = cli("ratings", "--db", str(db))
@@ -176,12 +177,12 @@ def test_four_seat_tables_are_rated_by_plackett_luce(tmp_path):
     play(tmp_path, db, FOUR_SEATS)
     store = Store(db)
     assert store.rating_methods(1) == ["elo", "pl"]
-    assert rating_reports.tournament_ratings(store, 1, 1)["method"] == "pl"
+    assert rating_reports.tournament_ratings(TournamentView.load(store, 1), 1)["method"] == "pl"
 
 
 def test_crosstable_is_pairwise_and_antisymmetric(two):
     store = Store(two)
-    report = rating_reports.crosstable_report(store, 1, 1)
+    report = rating_reports.crosstable_report(TournamentView.load(store, 1, games=True), 1)
     cells = report["cells"]
     for a in report["bots"]:
         for b in report["bots"]:
@@ -342,7 +343,7 @@ def test_a_gauntlet_with_an_sprt_stops_each_candidate_once_decided(tmp_path):
     db = tmp_path / "g.db"
     play(tmp_path, db, SPRT_GAUNTLET)
     store = Store(db)
-    tests = {t["candidate"]: t for t in rating_reports.gauntlet_sprt(store, 1, 1)}
+    tests = {t["candidate"]: t for t in rating_reports.gauntlet_sprt(TournamentView.load(store, 1), 1)}
     assert tests["xeri_heuristic"]["decision"] == "H1"
     rounds = store.rounds(1, 1)
     assert len(rounds) < 2 * 40  # far fewer than the cycles allow
@@ -376,7 +377,7 @@ def test_sprt_is_refused_outside_a_two_seat_gauntlet(tmp_path):
 
 
 def test_los_matrix_is_complementary_and_follows_the_ratings(two):
-    table = rating_reports.los_table(Store(two), 1, 1)
+    table = rating_reports.los_table(TournamentView.load(Store(two), 1, games=True), 1)
     bots, matrix = table["bots"], table["los"]
     for a in bots:
         for b in bots:

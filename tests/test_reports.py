@@ -27,6 +27,7 @@ from arena.errors import ConfigError
 from arena.executors import SerialExecutor
 from arena.match import GameRecord, MatchResult, Move
 from arena.store import Lease, MatchRecord, Store
+from arena.store.views import TournamentProgress, TournamentView
 from arena.tournament import run_tournament
 
 runner = CliRunner()
@@ -358,7 +359,7 @@ def test_a_dead_lease_holder_is_reported_stale(tmp_path):
     db = tmp_path / "a.db"
     store = Store(db)
     tid, _ = _hand_made(store, lease=Lease("t0k3n", 2 ** 22 + 12345, socket.gethostname()))
-    info = reports.tournament_status(store, tid)
+    info = reports.tournament_status(TournamentProgress.load(store, tid))
     assert info["lease"]["alive"] is False and info["eta_s"] is None
     out = invoke("status", db=db)
     assert "stale" in out.output
@@ -371,7 +372,7 @@ def test_rate_and_eta_of_a_live_run(tmp_path):
     store.record_matches(tid, [MatchRecord(1, 1, 1, "xeri", {}, _games("m1", 4),
                                            names=["a", "b"], match_id="m1", bots=(0, 1))], ids)
     started = datetime.fromisoformat(store.lease(tid)["started_at"])
-    info = reports.tournament_status(store, tid, now=started + timedelta(seconds=30))
+    info = reports.tournament_status(TournamentProgress.load(store, tid, now=started + timedelta(seconds=30)))
     # The run is younger than the window: 4 games over its 30 s, 96 games left.
     assert info["games_done"] == 4 and info["rate"] == pytest.approx(4 / 30)
     assert info["eta_s"] == pytest.approx(96 * 30 / 4)
@@ -381,14 +382,14 @@ def test_rate_and_eta_of_a_live_run(tmp_path):
                      [(recorded - timedelta(seconds=300)).isoformat(timespec="milliseconds")])
     store.db.conn.commit()
     # An older run is paced by its last minute only...
-    recent = reports.tournament_status(store, tid, now=recorded + timedelta(seconds=30))
+    recent = reports.tournament_status(TournamentProgress.load(store, tid, now=recorded + timedelta(seconds=30)))
     assert recent["rate"] == pytest.approx(4 / 60) and recent["rate_basis"] == "last 60 s"
     assert recent["eta_s"] == pytest.approx(96 * 60 / 4)
     # ...and by the whole run when nothing landed in the last minute.
-    later = reports.tournament_status(store, tid, now=recorded + timedelta(seconds=600))
+    later = reports.tournament_status(TournamentProgress.load(store, tid, now=recorded + timedelta(seconds=600)))
     assert later["rate"] == pytest.approx(4 / 900) and later["rate_basis"] == "this run"
     # Matches written without per-match scores still count in the standings.
-    rows = reports.stage_standings(store, tid, 1)
+    rows = reports.stage_standings(TournamentView.load(store, tid), 1)
     assert [(r["bot"], r["game_points"]) for r in rows] == [("a", 2.0), ("b", 2.0)]
 
 

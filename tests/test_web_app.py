@@ -29,6 +29,7 @@ from arena.ladder import Ladder
 from arena.registry import Registry
 from arena.reports import event_standings
 from arena.store import Lease, Store
+from arena.store.views import TournamentView
 from arena.tournament import run_tournament
 from arena.web import create_app
 
@@ -383,7 +384,7 @@ def test_an_event_shows_overall_standings_and_each_stage(client, store):
     data = _json(client, f"/api/tournaments/{tid}")
     assert data["event"] is True and "Overall standings" in html
     assert [(r["bot"], r["points"]) for r in data["overall"]] == \
-        [(r["bot"], r["points"]) for r in event_standings(store, tid)]
+        [(r["bot"], r["points"]) for r in event_standings(TournamentView.load(store, tid))]
     assert {r["bot"] for r in data["overall"]} == {"first", "rand", "rand-2", "rand-3"}
     assert [s["game"] for s in data["stages"]] == ["xeri", "crosswalk"]
     for stage in data["stages"]:

@@ -123,10 +123,10 @@ def status(
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
     """Games played, in flight, games per minute, bots, and each game's top 10 with intervals."""
-    from arena.ladder_view import ladder_status
+    from arena.ladder_view import LadderView, ladder_status
 
     try:
-        info = ladder_status(open_store(db), ladder)
+        info = ladder_status(LadderView.load(open_store(db), ladder))
     except ArenaError as exc:
         fail(exc)
     if format is not OutputFormat.table:
@@ -154,7 +154,7 @@ def stop(
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
 ) -> None:
     """Ask a running ladder to stop after its tables in flight (resume it later)."""
-    from arena.ladder_view import find_ladder
+    from arena.store.views import find_ladder
 
     try:
         store = open_store(db)

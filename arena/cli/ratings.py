@@ -28,6 +28,8 @@ from arena.cli._app import (
 from arena.errors import ArenaError, ConfigError
 from arena.ratings.defaults import DEFAULT_RATING, DEFAULT_SAMPLES
 from arena.reports import safe_cell
+from arena.store.queries import forfeits_with_logs
+from arena.store.views import TournamentView, tournament_row
 
 METHOD_OPTION = typer.Option("--method", "-m", help="elo, bt (Bradley–Terry) or pl (Plackett–Luce); "
                              "default: the maximum-likelihood one for the games (bt for 2 seats).")
@@ -76,15 +78,16 @@ def ratings(
                 tournament = int(target)
             except ValueError:
                 raise ConfigError(f"expected a tournament id or `fit`, got {target!r}") from None
-        store = open_store(db)
-        t = store.tournament(tournament)
-        stages = store.stages(t["id"])
+        # Games are loaded when the table may be computed from them rather than stored.
+        view = TournamentView.load(open_store(db), tournament, games=method is not None or los)
+        t = view.tournament
+        stages = view.stages
         if stage is not None:
             stages = [s for s in stages if s["stage"] == stage]
             if not stages:
                 raise ConfigError(f"--stage: tournament {t['id']} has no stage {stage}")
-        tables = [(s, rating_reports.tournament_ratings(store, t["id"], s["stage"], method),
-                   rating_reports.los_table(store, t["id"], s["stage"], method) if los else None)
+        tables = [(s, rating_reports.tournament_ratings(view, s["stage"], method),
+                   rating_reports.los_table(view, s["stage"], method) if los else None)
                   for s in stages]
     except ArenaError as exc:
         fail(exc)
@@ -136,7 +139,7 @@ def leaderboard(
         store = open_store(db)
         ladder_id = None
         if ladder is not None:
-            from arena.ladder_view import find_ladder
+            from arena.store.views import find_ladder
 
             ladder_id = find_ladder(store, ladder)["id"]
         board = rating_reports.leaderboard(store, game, method, since, samples,
@@ -175,12 +178,12 @@ def crosstable(
     from arena import rating_reports  # numpy and scipy: loaded only when needed
 
     try:
-        store = open_store(db)
-        t = store.tournament(tournament)
-        stages = [s for s in store.stages(t["id"]) if stage is None or s["stage"] == stage]
+        view = TournamentView.load(open_store(db), tournament, games=True)
+        t = view.tournament
+        stages = [s for s in view.stages if stage is None or s["stage"] == stage]
         if not stages:
             raise ConfigError(f"--stage: tournament {t['id']} has no stage {stage}")
-        tables = [(s, rating_reports.crosstable_report(store, t["id"], s["stage"])) for s in stages]
+        tables = [(s, rating_reports.crosstable_report(view, s["stage"])) for s in stages]
     except ArenaError as exc:
         fail(exc)
     if format is OutputFormat.json:
@@ -327,12 +330,9 @@ def failure_rows(store, tournament_id: int) -> list[dict]:
     A bot's log is kept per match (every process it ran in the match, one after the other), so
     the tail is that of its last process in the match: the one that failed in its last forfeit.
     """
-    rows = store.db.execute(
-        "select g.id, g.match_id, g.culprit_bot, g.termination, g.detail, g.evidence, l.stderr "
-        "from games g left join bot_logs l on l.match_id = g.match_id and l.bot = g.culprit_bot "
-        "where g.tournament_id = ? and g.termination != 'normal' order by g.ordinal, g.id",
-        [tournament_id]).fetchall()
-    return [dict(zip(FAILURE_FIELDS, (*r[:6], stderr_tail(r[6])))) for r in rows]
+    return [{"game": r["game_id"], "match": r["match_id"], "bot": r["bot"], "reason": r["reason"],
+             "detail": r["detail"], "evidence": r["evidence"], "stderr_tail": stderr_tail(r["stderr"])}
+            for r in forfeits_with_logs(store, tournament_id)]
 
 
 @app.command()
@@ -344,7 +344,7 @@ def failures(
     """List the forfeited games of a tournament: reason, evidence and the culprit's stderr tail."""
     try:
         store = open_store(db)
-        t = store.tournament(tournament)
+        t = tournament_row(store, tournament)
         rows = failure_rows(store, t["id"])
     except ArenaError as exc:
         fail(exc)

@@ -89,17 +89,17 @@ def _report_never_started(db: Path, tournament_id: int) -> None:
     """
     from arena import reports
     from arena.cli._app import open_store
-    from arena.store.writer import bots_seated
+    from arena.store.queries import bot_starts
 
-    store = open_store(db)
-    dead = reports.never_started(store, tournament_id)
+    starts = bot_starts(open_store(db), tournament_id)
+    dead = reports.never_started(starts)
     for row in dead:
         why = row["detail"]
         if row["evidence"] and row["evidence"] not in why:
             why += f" ({row['evidence']})"
         err_console.print(f"bot {row['bot']!r} never started: {why}",
                           soft_wrap=True, highlight=False, markup=False)
-    seated = bots_seated(store, tournament_id)
+    seated = len(starts)  # one row per bot seated in the tournament
     if dead:
         which = ("no bot ever started" if len(dead) == seated
                  else f"{len(dead)} of {seated} bots never started; their games are all forfeits")

@@ -1,7 +1,8 @@
 """`arena tournament ...`: list, show, status, cancel and export stored tournaments; run summaries.
 
-Each command parses its arguments, makes one call into arena.reports (or the store) and renders the
-result. Bot names, evidence and tracebacks are untrusted: every one is escaped before rich sees it.
+Each command parses its arguments, loads one read model (arena.store.views), renders it with
+arena.reports and prints the result. Bot names, evidence and tracebacks are untrusted: every one
+is escaped before rich sees it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from arena.cli._app import (
     print_ratings,
 )
 from arena.errors import ArenaError, ConfigError
+from arena.store.views import TournamentProgress, TournamentView
 
 tournament_app = typer.Typer(
     help="Inspect stored tournaments: list, show, status, cancel, export.", no_args_is_help=True)
@@ -165,8 +167,8 @@ def show(
 ) -> None:
     """Show standings with tie-breaks, pairings per round, per-deal results, forfeits and errors."""
     try:
-        store = open_store(db)
-        report = reports.tournament_report(store, store.tournament(tournament)["id"], round_no, stage)
+        report = reports.tournament_report(TournamentView.load(open_store(db), tournament),
+                                           round_no, stage)
     except ArenaError as exc:
         fail(exc)
     if format is ViewFormat.json:
@@ -282,8 +284,7 @@ def status(
 ) -> None:
     """Show a tournament's progress: rounds, games done and planned, ETA, and who runs it."""
     try:
-        store = open_store(db)
-        info = reports.tournament_status(store, store.tournament(tournament)["id"])
+        info = reports.tournament_status(TournamentProgress.load(open_store(db), tournament))
     except ArenaError as exc:
         fail(exc)
     if format is ViewFormat.json:
@@ -416,13 +417,13 @@ def _sprt_line(test: dict) -> str:
 def print_summary(db: Path, tournament_id: int) -> None:
     """Print what `arena run` ends with: each stage's standings and Elo table, and an event's overall."""
     try:
-        store = open_store(db)
-        report = reports.tournament_report(store, tournament_id)
+        view = TournamentView.load(open_store(db), tournament_id)
+        report = reports.tournament_report(view)
         from arena import rating_reports  # numpy and scipy: loaded only when needed
 
-        ratings = {st["stage"]: rating_reports.tournament_ratings(store, tournament_id, st["stage"])
+        ratings = {st["stage"]: rating_reports.tournament_ratings(view, st["stage"])
                    for st in report["stages"]}
-        sprts = {st["stage"]: rating_reports.gauntlet_sprt(store, tournament_id, st["stage"])
+        sprts = {st["stage"]: rating_reports.gauntlet_sprt(view, st["stage"])
                  for st in report["stages"]}
     except ArenaError as exc:
         fail(exc)

@@ -127,9 +127,3 @@ def played_game(store: Store, tournament_id: int, game: str) -> bool:
     return store.db.execute("select 1 from games where tournament_id = ? and game = ? limit 1",
                             [tournament_id, game]).fetchone() is not None
 
-
-def bots_seated(store: Store, tournament_id: int) -> int:
-    """How many of a tournament's bots sat at a table at least once."""
-    return store.db.execute(
-        "select count(distinct s.bot) from game_seats s join games g on g.id = s.game_id "
-        "where g.tournament_id = ?", [tournament_id]).fetchone()[0]

@@ -27,6 +27,7 @@ from starlette.templating import Jinja2Templates
 
 from arena.errors import BadRequest, ConfigError, NotFound, StoreError
 from arena.store import Store
+from arena.store.queries import check_schema, game_exists
 from arena.web import data
 
 HERE = Path(__file__).resolve().parent
@@ -139,30 +140,6 @@ def reading(request: Request) -> Iterator[Store]:
         store.db.conn.close()
 
 
-def check_schema(store: Store) -> None:
-    """StoreError naming a table or column of this Arena's schema that the database lacks."""
-    # A file whose meta table claims the current version but lacks a table (hand-made, or cut
-    # short) would otherwise start, then fail every page that reads the missing part with a 500.
-    reference = Store(":memory:")  # this Arena's schema, from its own migrations
-    try:
-        for table in reference.db.table_names():
-            if table.startswith("sqlite_"):
-                continue
-            want = [c.name for c in reference.db[table].columns]
-            have = {c.name for c in store.db[table].columns}  # none when the table is missing
-            if not have:
-                raise StoreError(f"not a complete Arena database: {store.path}: it has no "
-                                 f"table {table!r}")
-            missing = [c for c in want if c not in have]
-            if missing:
-                raise StoreError(f"not a complete Arena database: {store.path}: table "
-                                 f"{table!r} lacks column(s) {', '.join(missing)}")
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(f"not an Arena database: {store.path}: {exc}") from None
-    finally:
-        reference.db.conn.close()
-
-
 def render(request: Request, template: str, context: dict, api: str | None = None,
            status: int = 200) -> Response:
     """A page from `template`; its JSON (for app.js) goes in a `page-data` script element."""
@@ -217,7 +194,7 @@ def _replay_call(request: Request, fn_name: str, *args):
     game_id = data.check_game_id(request.path_params["game_id"])
     replay = _replay_module()
     with reading(request) as store:
-        if store.db.execute("select 1 from games where id = ?", [game_id]).fetchone() is None:
+        if not game_exists(store, game_id):
             raise HTTPException(404, f"no game with id {game_id!r}")
         try:
             return game_id, getattr(replay, fn_name)(store, game_id, *args)

@@ -1,7 +1,8 @@
 """What each page shows, as plain dicts: the HTML templates render them, the JSON API returns them.
 
-Every function here only reads. The store they get is opened with `Store.open_readonly`, so a
-write by mistake fails loudly instead of changing the database.
+Every function here only reads: it loads the read models and rows of `arena.store.views` and
+`arena.store.queries` and shapes them for the page. The store they get is opened with
+`Store.open_readonly`, so a write by mistake fails loudly instead of changing the database.
 """
 
 from __future__ import annotations
@@ -12,12 +13,33 @@ from urllib.parse import quote
 
 from arena.errors import ArenaError, BadRequest, ConfigError, NotFound, StoreError
 from arena.games import get_game
-from arena.ladder_view import LADDER_FORMAT, ladder_status
+from arena.ladder_view import ladder_status
 from arena.leaderboards import GAME_SCOPE, LADDER_SCOPE, ladder_scope_id
 from arena.leaderboards import leaderboard as fit_leaderboard
 from arena.rating_reports import crosstable_report, head_to_head, tournament_ratings
 from arena.reports import tournament_report, tournament_status
 from arena.store import Store, lease_alive
+from arena.store.queries import (
+    LeaderboardIndex,
+    VersionActivity,
+    bot_names,
+    bot_versions,
+    forfeits_with_logs,
+    ladder_by_id,
+    opponents,
+    pooled_methods,
+    recent_games,
+    running_leases,
+    seats_by_game,
+)
+from arena.store.queries import ladders as ladder_rows
+from arena.store.views import (
+    LADDER_FORMAT,
+    LadderView,
+    TournamentProgress,
+    TournamentView,
+    tournament_row,
+)
 
 METHODS = ("bt", "pl", "elo")
 METHOD_LABELS = {"elo": "Elo", "bt": "Bradley–Terry", "pl": "Plackett–Luce"}
@@ -78,24 +100,8 @@ def _alive(store: Store, tid: int) -> bool:
     return bool(lease and lease["alive"])
 
 
-def _seats(store: Store, game_ids: list[str]) -> dict[str, list[dict]]:
-    """Each game's seats (bot, version, team, score, rank) in seat order."""
-    out: dict[str, list[dict]] = defaultdict(list)
-    for i in range(0, len(game_ids), 500):  # stay under SQLite's bound-parameter limit
-        chunk = game_ids[i:i + 500]
-        for r in store.db.query(
-            "select s.game_id, s.seat, s.bot, b.name, b.version, s.team, s.score, s.rank "
-            "from game_seats s join bots b on b.id = s.bot_id "
-            f"where s.game_id in ({', '.join('?' for _ in chunk)}) order by s.game_id, s.seat",
-            chunk
-        ):
-            out[r["game_id"]].append({"bot": r["name"], "version": r["version"],
-                                      "team": r["team"], "score": r["score"], "rank": r["rank"]})
-    return out
-
-
 def _with_seats(store: Store, games: list[dict]) -> list[dict]:
-    seats = _seats(store, [g["id"] for g in games])
+    seats = seats_by_game(store, [g["id"] for g in games])
     return [{**g, "seats": seats.get(g["id"], [])} for g in games]
 
 
@@ -104,31 +110,25 @@ def _with_seats(store: Store, games: list[dict]) -> list[dict]:
 
 def leaderboards(store: Store) -> dict:
     """Every game that has recorded games (with its stored leaderboard methods), and the ladders."""
+    index = LeaderboardIndex.load(store)
     stored = defaultdict(list)
-    for scope_id, method in store.db.execute(
-            "select distinct scope_id, method from pooled_ratings where scope_kind = 'game'"):
+    for scope_id, method in index.stored:
         stored[scope_id].append(method)
     games = [{"game": g, "games": n, "last_played": last,
               "methods": [m for m in METHODS if m in stored.get(g, [])]}
-             for g, n, last in store.db.execute(
-                 "select game, count(*), max(recorded_at) from games group by game order by game")]
+             for g, n, last in index.games]
     ladder_boards = [{"ladder_id": int(scope_id.split(":", 1)[0]), "game": scope_id.split(":", 1)[1],
                       "name": name}
-                     for scope_id, name in store.db.execute(
-                         "select distinct p.scope_id, t.name from pooled_ratings p "
-                         "join tournaments t on t.id = cast(substr(p.scope_id, 1, "
-                         "instr(p.scope_id, ':') - 1) as integer) "
-                         "where p.scope_kind = 'ladder' order by p.scope_id")]
+                     for scope_id, name in index.ladder_boards]
     return {"games": games, "ladders": ladder_boards}
 
 
 def _ladder_row(store: Store, text: str) -> dict:
     lid = parse_id(text, "ladder")
-    row = store.db.execute("select id, name, status from tournaments where id = ? and format = ?",
-                           [lid, LADDER_FORMAT]).fetchone()
+    row = ladder_by_id(store, lid)
     if row is None:
         raise not_found(f"no ladder with id {lid}")
-    return {"id": row[0], "name": row[1], "status": row[2]}
+    return row
 
 
 def _interval_scale(rows: list[dict]) -> list[float]:
@@ -154,9 +154,8 @@ def leaderboard(store: Store, game: str, params) -> dict:
     ladder = _ladder_row(store, ladder_text) if ladder_text else None
     scope = ((GAME_SCOPE, game) if ladder is None
              else (LADDER_SCOPE, ladder_scope_id(ladder["id"], game)))
-    stored = [m for m in METHODS if store.db.execute(
-        "select 1 from pooled_ratings where scope_kind = ? and scope_id = ? and method = ? limit 1",
-        [*scope, m]).fetchone()]
+    have = pooled_methods(store, *scope)
+    stored = [m for m in METHODS if m in have]
     chosen = method or (stored[0] if stored else None)
     if chosen in stored:
         rows = store.pooled_ratings(*scope, chosen)
@@ -171,11 +170,8 @@ def leaderboard(store: Store, game: str, params) -> dict:
     keys = ("bot_id", "bot", "version", "rating", "lo", "hi", "games", "wins", "draws", "losses",
             "score_pct", "flag", "last_played")
     out = [{"rank": i, **{k: r.get(k) for k in keys}} for i, r in enumerate(rows, 1)]
-    live = any(lease_alive(pid, host, ts, started) for pid, host, ts, started in store.db.execute(
-        "select l.pid, l.host, l.heartbeat_ts, l.pid_start from leases l join tournaments t "
-        "on t.id = l.tournament_id where t.status = 'running' and "
-        + ("t.id = ?" if ladder else "(',' || t.game || ',') like ('%,' || ? || ',%')"),
-        [ladder["id"] if ladder else game]))
+    live = any(lease_alive(pid, host, ts, started) for pid, host, ts, started in (
+        running_leases(store, ladder_id=ladder["id"]) if ladder else running_leases(store, game=game)))
     return {"game": game, "ladder": ladder, "method": chosen,
             "method_label": METHOD_LABELS.get(chosen, chosen), "methods_stored": stored,
             "source": source, "computed_at": computed_at, "rows": out,
@@ -197,18 +193,13 @@ def tournaments(store: Store) -> dict:
 
 def tournament_failures(store: Store, tid: int) -> list[dict]:
     """Each forfeit of a tournament with its evidence and the culprit's stderr tail in that match."""
-    rows = store.db.query(
-        "select g.id game_id, g.match_id, g.stage, g.culprit_bot bot, g.termination reason, "
-        "g.detail, g.evidence, l.stderr from games g left join bot_logs l "
-        "on l.match_id = g.match_id and l.bot = g.culprit_bot "
-        "where g.tournament_id = ? and g.termination != 'normal' order by g.ordinal, g.id", [tid])
     return [{**{k: v for k, v in r.items() if k != "stderr"}, "stderr_tail": tail(r["stderr"])}
-            for r in rows]
+            for r in forfeits_with_logs(store, tid)]
 
 
-def _stage_extras(store: Store, tid: int, stage: dict) -> None:
+def _stage_extras(view: TournamentView, stage: dict) -> None:
     number = stage["stage"]
-    games = store.game_results(tid, number)
+    games = view.stage_games(number)
     stage["games_total"] = len(games)
     stage["games"] = games[-TOURNAMENT_GAMES:]
     by_deal: dict[tuple, list[str]] = defaultdict(list)
@@ -218,29 +209,30 @@ def _stage_extras(store: Store, tid: int, stage: dict) -> None:
         for deal in match["deals"]:
             deal["game_ids"] = by_deal.get((match["match_id"], deal["deal"]), [])
     try:
-        stage["ratings"] = tournament_ratings(store, tid, number) if games else None
+        stage["ratings"] = tournament_ratings(view, number) if games else None
     except ArenaError as exc:  # a stage too small to rate says why instead of failing the page
         stage["ratings"] = {"error": str(exc)}
     rows = (stage["ratings"] or {}).get("rows") or []
     stage["rating_scale"] = _interval_scale(rows)
-    stage["crosstable"] = crosstable_report(store, tid, number) if games else None
+    stage["crosstable"] = crosstable_report(view, number) if games else None
 
 
 def tournament(store: Store, text: str) -> dict:
     """A tournament: report (standings, pairings, deals, forfeits, errors), ratings, progress."""
     tid = parse_id(text, "tournament")
     try:
-        row = store.tournament(tid)
+        row = tournament_row(store, tid)
     except StoreError as exc:
         raise not_found(str(exc)) from None
     if row["format"] == LADDER_FORMAT:
         raise not_found(f"{tid} is a ladder: see /ladders/{tid}")
-    report = tournament_report(store, tid)
+    view = TournamentView.load(store, tid, games=True)
+    report = tournament_report(view)
     # The config holds local commands and folders: the page has no use for them.
     report["tournament"].pop("config", None)
     for stage in report["stages"]:
-        _stage_extras(store, tid, stage)
-    status = tournament_status(store, tid)
+        _stage_extras(view, stage)
+    status = tournament_status(TournamentProgress.load(store, tid))
     live = status["status"] == "running" and bool(status["lease"] and status["lease"]["alive"])
     return {**report, "status": status, "failures": tournament_failures(store, tid), "live": live,
             "stamp": f"{status['status']}|{status['games_done']}|{live}"}
@@ -251,12 +243,7 @@ def tournament(store: Store, text: str) -> dict:
 
 def ladders(store: Store) -> dict:
     """Every ladder, newest first, with its games and a live flag."""
-    rows = [dict(r) for r in store.db.query(
-        "select t.id, t.name, t.game, t.status, t.created_at, "
-        "(select count(*) from games g where g.tournament_id = t.id) games, "
-        "(select count(*) from ladder_entries e where e.tournament_id = t.id "
-        " and e.status = 'active') bots from tournaments t where t.format = ? order by t.id desc",
-        [LADDER_FORMAT])]
+    rows = ladder_rows(store)
     for r in rows:
         r["live"] = r["status"] == "running" and _alive(store, r["id"])
     return {"ladders": rows}
@@ -265,16 +252,14 @@ def ladders(store: Store) -> dict:
 def ladder(store: Store, text: str) -> dict:
     """A ladder: status, its live leaderboards, games per minute, recent games."""
     lid = _ladder_row(store, text)["id"]
-    status = ladder_status(store, lid, top=100)
+    status = ladder_status(LadderView.load(store, lid, top=100))
     boards = {}
     for game, board in status["leaderboards"].items():
         rows = [{"rank": i, **r} for i, r in enumerate(board["rows"], 1)]
         boards[game] = {"method": board["method"],
                         "method_label": METHOD_LABELS.get(board["method"], board["method"]),
                         "rows": rows, "scale": _interval_scale(rows)}
-    recent = _with_seats(store, [dict(r) for r in store.db.query(
-        "select id, game, num_seats, termination, recorded_at from games "
-        "where tournament_id = ? order by recorded_at desc, ordinal desc limit ?", [lid, RECENT])])
+    recent = _with_seats(store, recent_games(store, lid, RECENT))
     live = status["status"] == "running" and bool(status["driver"] and status["driver"]["alive"])
     return {**status, "leaderboards": boards, "games_per_minute": status["games_last_minute"],
             "recent_games": recent, "live": live,
@@ -286,34 +271,19 @@ def ladder(store: Store, text: str) -> dict:
 
 def bots(store: Store) -> dict:
     """Every bot name with its number of versions, games and newest version."""
-    rows = [dict(r) for r in store.db.query(
-        "select b.name, count(*) versions, max(b.added_at) added_at, "
-        "coalesce(sum(n.games), 0) games from bots b left join "
-        "(select bot_id, count(*) games from game_seats group by bot_id) n on n.bot_id = b.id "
-        "group by b.name order by b.name")]
-    return {"bots": rows}
+    return {"bots": bot_names(store)}
 
 
-def _history(store: Store, bot_id: int, name: str) -> list[dict]:
+def _history(activity: VersionActivity) -> list[dict]:
     """Rating series of a version: per tournament stage and method (by game), per ladder scope."""
     series: dict[tuple, dict] = {}
-    for r in store.db.query(
-        "select h.tournament_id, t.name, h.stage, h.method, h.ordinal, h.after "
-        "from rating_history h join tournaments t on t.id = h.tournament_id "
-        "join tournament_bots tb on tb.tournament_id = h.tournament_id and tb.bot_id = ? "
-        # The version's name in that tournament (name@version, or a name of the config's own).
-        "where h.bot = coalesce(tb.name, ?) "
-        "order by h.tournament_id, h.stage, h.method, h.ordinal", [bot_id, name]
-    ):
+    for r in activity.history:
         s = series.setdefault((r["tournament_id"], r["stage"], r["method"]), {
             "kind": "tournament", "label": f"{r['name']} (#{r['tournament_id']}"
             + (f", stage {r['stage']}" if r["stage"] != 1 else "") + f") · {r['method']}",
             "x": "game", "points": []})
         s["points"].append([len(s["points"]) + 1, r["after"], None, None])
-    for r in store.db.query(
-        "select scope_id, method, tables, rating, lo, hi from rating_snapshots "
-        "where bot_id = ? and scope_kind = 'ladder' order by computed_at, tables", [bot_id]
-    ):
+    for r in activity.snapshots:
         s = series.setdefault(("ladder", r["scope_id"], r["method"]), {
             "kind": "ladder", "label": f"ladder {r['scope_id']} · {r['method']}",
             "x": "tables", "points": []})
@@ -322,13 +292,8 @@ def _history(store: Store, bot_id: int, name: str) -> list[dict]:
 
 
 def _head_to_head(store: Store, bot_id: int, ref: str) -> list[dict]:
-    opponents = store.db.execute(
-        "select ob.name, ob.version, count(distinct s.game_id) n from game_seats s "
-        "join game_seats o on o.game_id = s.game_id and o.team != s.team "
-        "join bots ob on ob.id = o.bot_id where s.bot_id = ? and ob.id != s.bot_id "
-        "group by ob.id order by n desc, ob.name limit ?", [bot_id, OPPONENTS]).fetchall()
     out = []
-    for name, version, _ in opponents:
+    for name, version, _ in opponents(store, bot_id, OPPONENTS):
         try:
             h2h = head_to_head(store, ref, version_key(name, version)).as_dict()
         except ArenaError:
@@ -339,51 +304,27 @@ def _head_to_head(store: Store, bot_id: int, ref: str) -> list[dict]:
 
 def _version(store: Store, v: dict) -> dict:
     vid, ref = v["id"], version_key(v["name"], v["version"])
-    per_game = [dict(r) for r in store.db.query(
-        "select g.game, count(*) games, sum(s.rank = 1) firsts, max(g.recorded_at) last_played "
-        "from game_seats s join games g on g.id = s.game_id where s.bot_id = ? "
-        "group by g.game order by g.game", [vid])]
-    tournaments_of = [dict(r) for r in store.db.query(
-        "select t.id, t.name, t.game, t.format, t.status from tournament_bots tb "
-        "join tournaments t on t.id = tb.tournament_id where tb.bot_id = ? order by t.id desc",
-        [vid])]
-    ratings = [dict(r) for r in store.db.query(
-        "select r.tournament_id, t.name tournament, r.stage, r.method, r.rating, r.lo, r.hi, "
-        "r.games from ratings r join tournaments t on t.id = r.tournament_id "
-        "where r.bot_id = ? order by r.tournament_id desc, r.stage, r.method", [vid])]
-    pooled = [dict(r) for r in store.db.query(
-        "select scope_kind, scope_id, method, rating, lo, hi, games, score_pct, computed_at "
-        "from pooled_ratings where bot_id = ? order by scope_kind, scope_id, method", [vid])]
-    failures = [dict(r) for r in store.db.query(
-        "select g.id game_id, g.tournament_id, g.termination reason, g.detail, g.evidence, "
-        "g.recorded_at, l.stderr from games g "
-        "join game_seats s on s.game_id = g.id and s.seat = g.culprit_seat "
-        "left join bot_logs l on l.match_id = g.match_id and l.bot = s.bot "
-        "where s.bot_id = ? and g.termination != 'normal' "
-        "order by g.recorded_at desc, g.ordinal desc limit 10", [vid])]
-    for f in failures:
-        f["stderr_tail"] = tail(f.pop("stderr"))
-    recent = _with_seats(store, [dict(r) for r in store.db.query(
-        "select g.id, g.tournament_id, g.game, g.termination, g.recorded_at, s.seat, s.rank, "
-        "s.score from game_seats s join games g on g.id = s.game_id where s.bot_id = ? "
-        "order by g.recorded_at desc, g.ordinal desc limit ?", [vid, RECENT])])
+    activity = VersionActivity.load(store, vid, v["name"], RECENT)
+    per_game = activity.per_game
+    failures = [{**{k: x for k, x in f.items() if k != "stderr"}, "stderr_tail": tail(f["stderr"])}
+                for f in activity.failures]
+    recent = _with_seats(store, activity.recent)
     keep = ("id", "name", "version", "status", "language", "author", "description", "added_at",
             "content_hash")
     return {**{k: v.get(k) for k in keep}, "ref": ref, "games_played": sum(g["games"] for g in per_game),
-            "per_game": per_game, "tournaments": tournaments_of, "ratings": ratings,
-            "pooled_ratings": pooled, "history": _history(store, vid, v["name"]),
+            "per_game": per_game, "tournaments": activity.tournaments, "ratings": activity.ratings,
+            "pooled_ratings": activity.pooled, "history": _history(activity),
             "head_to_head": _head_to_head(store, vid, ref), "failures": failures,
             "recent_games": recent}
 
 
 def bot(store: Store, name: str, params) -> dict:
     """A bot's versions (or one, with `?version=`): games, ratings, history, head to head, failures."""
-    rows = [dict(r) for r in store.db.query("select * from bots where name = ? order by id", [name])]
+    rows = bot_versions(store, name)
     if not rows:
         base, at, wanted = name.rpartition("@")
         # NAME@VERSION is how the CLI names a version; here the version is a query parameter.
-        if at and base and store.db.execute("select 1 from bots where name = ?",
-                                            [base]).fetchone():
+        if at and base and bot_versions(store, base):
             raise not_found(f"no bot named {name[:80]!r}; for version {wanted[:40]!r} of "
                             f"{base[:80]!r} see /bots/{quote(base, safe='')}"
                             f"?version={quote(wanted, safe='')}")
@@ -395,5 +336,4 @@ def bot(store: Store, name: str, params) -> dict:
             raise not_found(f"bot {name[:80]!r} has no version {version[:40]!r}")
     versions = [_version(store, r) for r in reversed(rows)]
     return {"name": name, "version": version, "versions": versions,
-            "all_versions": [r["version"] for r in store.db.query(
-                "select version from bots where name = ? order by id desc", [name])]}
+            "all_versions": [r["version"] for r in reversed(bot_versions(store, name))]}

@@ -19,6 +19,7 @@ from itertools import groupby
 from arena.errors import ConfigError, StoreError, UnknownGameError
 from arena.games import get_game, new_game
 from arena.store import Store
+from arena.store.queries import game_row, game_seats, move_counts
 
 
 def parse_view(view: str, num_seats: int) -> int | None:
@@ -34,27 +35,15 @@ def parse_view(view: str, num_seats: int) -> int | None:
     return int(number)
 
 
-def _game_row(store: Store, game_id: str) -> dict:
-    row = next(store.db.query("select * from games where id = ?", [game_id]), None)
-    if row is None:
-        raise StoreError(f"no game with id {game_id!r}")
-    return row
-
-
 def game_meta(store: Store, game_id: str) -> dict:
     """A stored game's facts: game, options, seats with bots, teams, ending, results, sizes."""
-    row = _game_row(store, game_id)
+    row = game_row(store, game_id)
     seats = [
         {"seat": s["seat"], "bot": s["bot"], "bot_id": s["bot_id"], "version": s["version"] or "",
          "team": s["team"], "score": s["score"], "rank": s["rank"]}
-        for s in store.db.query(
-            "select s.seat, s.bot, s.bot_id, s.team, s.score, s.rank, b.version "
-            "from game_seats s left join bots b on b.id = s.bot_id "
-            "where s.game_id = ? order by s.seat", [game_id])
+        for s in game_seats(store, game_id)
     ]
-    counts = next(store.db.query(
-        "select count(*) as moves, count(distinct step) as steps from moves where game_id = ?",
-        [game_id]))
+    counts = move_counts(store, game_id)
     teams: dict[int, list[int]] = {}
     for s in seats:
         teams.setdefault(s["team"] if s["team"] is not None else s["seat"], []).append(s["seat"])

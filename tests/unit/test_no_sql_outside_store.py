@@ -16,17 +16,6 @@ import pytest
 ARENA = Path(__file__).resolve().parents[2] / "arena"
 STORE = ARENA / "store"
 
-# Modules whose SQL is being moved into arena/store/ on other branches; emptied once they land.
-PENDING = {
-    "arena/cli/ratings.py",
-    "arena/ladder_view.py",
-    "arena/rating_reports.py",
-    "arena/reports.py",
-    "arena/web/app.py",
-    "arena/web/data.py",
-    "arena/web/replay.py",
-}
-
 DB_CALLS = {"execute", "executemany", "executescript", "query", "table", "rows_where"}
 
 _LEADING = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.S)
@@ -105,17 +94,9 @@ def modules() -> list[Path]:
 
 
 def test_no_module_outside_the_store_holds_sql():
-    found = [f for p in modules()
-             if p.relative_to(ARENA.parent).as_posix() not in PENDING for f in findings(p)]
+    found = [f for p in modules() for f in findings(p)]
     assert not found, "SQL outside arena/store/ (move it into the store package):\n" + "\n".join(
         found)
-
-
-def test_pending_lists_only_modules_that_still_hold_sql():
-    for rel in sorted(PENDING):
-        path = ARENA.parent / rel
-        assert path.is_file(), f"PENDING names {rel}, which does not exist"
-        assert findings(path), f"{rel} holds no SQL any more: take it out of PENDING"
 
 
 @pytest.mark.parametrize("text", [
