@@ -13,7 +13,6 @@ import csv
 import json
 from collections import defaultdict
 from dataclasses import replace
-from datetime import datetime
 from typing import TextIO
 
 from arena.errors import ConfigError
@@ -29,7 +28,7 @@ from arena.standings import (
 )
 from arena.store import Store, stored_json
 from arena.store.queries import export_rows
-from arena.store.views import TournamentProgress, TournamentView, tournament_row
+from arena.store.views import TournamentProgress, TournamentView, parse_stamp, tournament_row
 
 EXPORT_FORMATS = ("jsonl", "csv")
 CSV_COLUMNS = ("game_id", "stage", "round", "table", "match_id", "game", "deal", "rotation", "seed",
@@ -300,15 +299,6 @@ def tournament_report(view: TournamentView, round_no: int | None = None,
 # Progress
 
 
-def _parse(stamp: str | None) -> datetime | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-
-
 def tournament_status(progress: TournamentProgress) -> dict:
     """A tournament's progress: status, lease holder, rounds, matches, games, rate and ETA."""
     t = progress.tournament
@@ -317,7 +307,7 @@ def tournament_status(progress: TournamentProgress) -> dict:
     lease = progress.lease
     holder = None
     if lease is not None:
-        beat = _parse(lease["heartbeat_at"])
+        beat = parse_stamp(lease["heartbeat_at"])
         holder = {"pid": lease["pid"], "host": lease["host"], "started_at": lease["started_at"],
                   "heartbeat_at": lease["heartbeat_at"],
                   "heartbeat_age_s": (now - beat).total_seconds() if beat else None,
@@ -363,7 +353,7 @@ def _rate(progress: TournamentProgress) -> tuple[float | None, str | None]:
         span = (now - run_start).total_seconds()
         return (played / span if played and span > 0 else None), "this run"
     first, last, n = progress.recorded
-    start, end = _parse(first), _parse(last)
+    start, end = parse_stamp(first), parse_stamp(last)
     if n and start and end and end > start:
         return n / (end - start).total_seconds(), "recorded games"
     return None, None

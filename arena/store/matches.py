@@ -178,23 +178,13 @@ class MatchRows:
     def game_results(self, tournament_id: int, stage: int | None = None) -> list[dict]:
         """Every game of a tournament (or stage) in ordinal order, with its seats (bot, team, score,
         rank) and its rating group (match, deal)."""
-        games: dict[str, dict] = {}
         where, args = "g.tournament_id = ?", [tournament_id]
         if stage is not None:
             where, args = where + " and g.stage = ?", args + [stage]
-        for row in self.db.query(
+        return collect_games(self.db.query(
             "select g.id, g.ordinal, g.deal, g.match_id, g.termination, s.seat, s.bot, s.team, "
             f"s.score, s.rank from games g join game_seats s on s.game_id = g.id where {where} "
-            "order by g.ordinal, s.seat", args
-        ):
-            game = games.setdefault(row["id"], {
-                "id": row["id"], "ordinal": row["ordinal"], "termination": row["termination"],
-                "deal": row["deal"], "match_id": row["match_id"], "seats": [],
-                # A duplicate deal's rotations are resampled together by the bootstrap.
-                "group": (row["match_id"], row["deal"]),
-            })
-            game["seats"].append({k: row[k] for k in ("bot", "team", "score", "rank")})
-        return list(games.values())
+            "order by g.ordinal, s.seat", args))
 
     def load_game(self, game_id: str) -> dict:
         """A stored game with its seats and moves, ready to replay."""
@@ -223,3 +213,16 @@ class MatchRows:
             "from match_errors e join matches m on m.id = e.match_id "
             "where m.tournament_id = ? order by e.recorded_at, e.match_id", [tournament_id]))
 
+
+def collect_games(rows: Iterable[dict]) -> list[dict]:
+    """Games with their seats, from rows of games joined to their seats in (ordinal, seat) order."""
+    games: dict[str, dict] = {}
+    for row in rows:
+        game = games.setdefault(row["id"], {
+            "id": row["id"], "ordinal": row["ordinal"], "termination": row["termination"],
+            "deal": row["deal"], "match_id": row["match_id"], "seats": [],
+            # A duplicate deal's rotations are resampled together by the bootstrap.
+            "group": (row["match_id"], row["deal"]),
+        })
+        game["seats"].append({k: row[k] for k in ("bot", "team", "score", "rank")})
+    return list(games.values())

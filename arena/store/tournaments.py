@@ -157,40 +157,41 @@ class TournamentRows:
 
     def match_scores(self, tournament_id: int, stage: int) -> list[dict]:
         """A stage's finished matches with each bot's entry, game points and match points."""
+        finished = "m.tournament_id = ? and m.stage = ? and m.status = 'finished'"
         matches: dict[str, dict] = {}
+        bots: dict[str, list[dict]] = {}
         for r in self.db.query(
-            "select m.id, m.round, m.table_no, b.position, b.entry, b.bot, b.game_points, "
-            "b.match_points, b.partners, (select count(*) from games g where g.match_id = m.id) n "
-            "from matches m join match_bots b on b.match_id = m.id "
-            "where m.tournament_id = ? and m.stage = ? and m.status = 'finished' "
+            "select m.id, m.round, m.table_no, (select count(*) from games g where g.match_id = "
+            "m.id) games, b.position, b.entry, b.bot, b.bot_id, b.game_points, b.match_points, "
+            f"b.partners from matches m join match_bots b on b.match_id = m.id where {finished} "
             "order by m.round, m.table_no, b.position", [tournament_id, stage]
         ):
-            m = matches.setdefault(r["id"], {"match_id": r["id"], "round": r["round"],
-                                             "table": r["table_no"], "bots": [], "names": [],
-                                             "game_points": [], "match_points": [],
-                                             "games": r["n"], "partners": stored_json(
-                                                 r["partners"], f"matches.partners of {r['id']}")})
-            m["bots"].append(r["entry"])
-            m["names"].append(r["bot"])
-            m["game_points"].append(r["game_points"])
-            m["match_points"].append(r["match_points"])
-        # Per deal: the games it had and each position's points (MatchScore.deals).
-        deals: dict[str, dict[int, list]] = {}
+            matches.setdefault(r["id"], r)
+            bots.setdefault(r["id"], []).append(r)
+        deals: dict[str, list[dict]] = {}
         for r in self.db.query(
-            "select d.match_id, d.deal, b.position, d.points, d.games from deals d "
-            "join matches m on m.id = d.match_id "
-            "join match_bots b on b.match_id = d.match_id and b.bot_id = d.bot_id "
-            "where m.tournament_id = ? and m.stage = ? and m.status = 'finished' "
-            "order by d.match_id, d.deal", [tournament_id, stage]
+            "select d.match_id, d.deal, d.bot_id, d.points, d.games from deals d "
+            f"join matches m on m.id = d.match_id where {finished} order by d.match_id, d.deal",
+            [tournament_id, stage]
         ):
-            match = matches.get(r["match_id"])
-            if match is None:
-                continue
-            entry = deals.setdefault(r["match_id"], {}).setdefault(
-                r["deal"], [0, [0.0] * len(match["bots"])])
-            entry[0] = max(entry[0], r["games"])
-            entry[1][r["position"]] = r["points"]
-        for match_id, m in matches.items():
-            m["deals"] = [entry for _, entry in sorted(deals.get(match_id, {}).items())]
-        return list(matches.values())
+            deals.setdefault(r["match_id"], []).append(r)
+        return [scored_match(m, bots[mid], deals.get(mid, [])) for mid, m in matches.items()]
 
+
+def scored_match(match: dict, bots: list[dict], deals: list[dict]) -> dict:
+    """A finished match's scores: its bots (match_bots rows by position) and, per deal, the games
+    it had and each position's points (MatchScore.deals)."""
+    position = {b["bot_id"]: b["position"] for b in bots}
+    per_deal: dict[int, list] = {}
+    for d in deals:
+        if d["bot_id"] not in position:
+            continue
+        entry = per_deal.setdefault(d["deal"], [0, [0.0] * len(bots)])
+        entry[0] = max(entry[0], d["games"])
+        entry[1][position[d["bot_id"]]] = d["points"]
+    return {"match_id": match["id"], "round": match["round"], "table": match["table_no"],
+            "bots": [b["entry"] for b in bots], "names": [b["bot"] for b in bots],
+            "game_points": [b["game_points"] for b in bots],
+            "match_points": [b["match_points"] for b in bots], "games": match["games"],
+            "partners": stored_json(bots[0]["partners"], f"matches.partners of {match['id']}"),
+            "deals": [entry for _, entry in sorted(per_deal.items())]}

@@ -14,6 +14,8 @@ from arena.errors import ConfigError, StoreError
 # The package's own names, whichever of its modules defines them (its __init__ imports them
 # before it re-exports anything of this module).
 from arena.store import ENTRANT_NAME, stored_json
+from arena.store.matches import collect_games
+from arena.store.tournaments import scored_match
 
 if TYPE_CHECKING:
     from arena.store import Store
@@ -42,37 +44,16 @@ def tournament_row(store: Store, tournament_id: int | None = None) -> dict:
     return row
 
 
-def stage_rows(store: Store, tournament_id: int) -> list[dict]:
-    """A tournament's stages in order, JSON columns decoded (as `Store.stages`)."""
-    rows = list(store.db.query("select * from stages where tournament_id = ? order by stage",
-                               [tournament_id]))
-    for r in rows:
-        for key in ("options", "config", "entrants", "left_out"):
-            r[key] = (stored_json(r[key], f"stages.{key} of tournament {tournament_id} stage "
-                                         f"{r['stage']}") if r[key]
-                      else ([] if key in ("entrants", "left_out") else {}))
-    return rows
-
-
 def _game_results(store: Store, tournament_id: int, stages: list[int]) -> dict[int, list[dict]]:
     """Per stage, its games in ordinal order with their seats (as `Store.game_results`)."""
-    out: dict[int, dict[str, dict]] = {s: {} for s in stages}
     if not stages:
         return {}
-    for row in store.db.query(
+    by_stage = _grouped(store.db.query(
         "select g.id, g.stage, g.ordinal, g.deal, g.match_id, g.termination, s.seat, s.bot, "
         "s.team, s.score, s.rank from games g join game_seats s on s.game_id = g.id "
         f"where g.tournament_id = ? and g.stage in ({', '.join('?' for _ in stages)}) "
-        "order by g.ordinal, s.seat", [tournament_id, *stages]
-    ):
-        game = out[row["stage"]].setdefault(row["id"], {
-            "id": row["id"], "ordinal": row["ordinal"], "termination": row["termination"],
-            "deal": row["deal"], "match_id": row["match_id"], "seats": [],
-            # A duplicate deal's rotations are resampled together by the bootstrap.
-            "group": (row["match_id"], row["deal"]),
-        })
-        game["seats"].append({k: row[k] for k in ("bot", "team", "score", "rank")})
-    return {s: list(games.values()) for s, games in out.items()}
+        "order by g.ordinal, s.seat", [tournament_id, *stages]), "stage")
+    return {s: collect_games(by_stage.get(s, [])) for s in stages}
 
 
 def _grouped(rows, key: str) -> dict:
@@ -119,7 +100,7 @@ class TournamentView:
         """
         t = tournament_row(store, tournament_id)
         tid = t["id"]
-        stages = stage_rows(store, tid)
+        stages = store.stages(tid)
         names, versions = {}, {}
         for r in store.db.query(
             f"select t.entry, {ENTRANT_NAME} as name, b.version from tournament_bots t "
@@ -190,30 +171,13 @@ class TournamentView:
 
     def match_scores(self, stage: int) -> list[dict]:
         """A stage's finished, scored matches (as `Store.match_scores`)."""
-        out = []
-        for m in self.matches.get(stage, []):
-            bots = self.match_bots.get(m["id"])
-            if m["status"] != "finished" or not bots:
-                continue
-            position = {b["bot_id"]: b["position"] for b in bots}
-            deals: dict[int, list] = {}
-            for d in self.deals.get(m["id"], []):
-                if d["bot_id"] not in position:
-                    continue
-                entry = deals.setdefault(d["deal"], [0, [0.0] * len(bots)])
-                entry[0] = max(entry[0], d["games"])
-                entry[1][position[d["bot_id"]]] = d["points"]
-            out.append({"match_id": m["id"], "round": m["round"], "table": m["table_no"],
-                        "bots": [b["entry"] for b in bots], "names": [b["bot"] for b in bots],
-                        "game_points": [b["game_points"] for b in bots],
-                        "match_points": [b["match_points"] for b in bots], "games": m["games"],
-                        "partners": stored_json(bots[0]["partners"],
-                                                f"matches.partners of {m['id']}"),
-                        "deals": [entry for _, entry in sorted(deals.items())]})
-        return out
+        return [scored_match(m, self.match_bots[m["id"]], self.deals.get(m["id"], []))
+                for m in self.matches.get(stage, [])
+                if m["status"] == "finished" and self.match_bots.get(m["id"])]
 
 
-def _parse(stamp: str | None) -> datetime | None:
+def parse_stamp(stamp: str | None) -> datetime | None:
+    """A stored timestamp as a datetime; None when it is empty or not ISO 8601."""
     if not stamp:
         return None
     try:
@@ -260,7 +224,7 @@ class TournamentProgress:
         rounds = dict(store.db.execute("select stage, count(*) from rounds where "
                                        "tournament_id = ? group by stage", [tid]).fetchall())
         window = run = None
-        run_start = _parse(lease["started_at"]) if lease is not None and lease["alive"] else None
+        run_start = parse_stamp(lease["started_at"]) if lease is not None and lease["alive"] else None
         if run_start is not None:
             # A run that began less than a minute ago is measured from its start, not diluted.
             since = max(now - timedelta(seconds=RATE_WINDOW_S), run_start)
@@ -269,7 +233,7 @@ class TournamentProgress:
         first, last, n = store.db.execute(
             "select min(recorded_at), max(recorded_at), count(*) from games "
             "where tournament_id = ?", [tid]).fetchone()
-        return cls(t, now, lease, stage_rows(store, tid), dict(counts), games, rounds, window,
+        return cls(t, now, lease, store.stages(tid), dict(counts), games, rounds, window,
                    run, (first, last, n))
 
 
