@@ -1,71 +1,59 @@
-"""Shared fixtures: an in-memory store, bot specs for real and misbehaving bots."""
+"""Shared fixtures and the test tiers; helpers live in tests/support (`from tests.support.… import`).
+
+Tiers, by folder: tests/unit (pure modules), tests/integration (the driver and the store with
+in-process bots), tests/system (subprocess bots, the sandbox, Ray, browsers, wheels). Each test
+gets its folder's marker, so `-m "not system"` is the fast lane.
+
+Under pytest-xdist every worker gets a bot uid range of its own (ARENA_BOT_UIDS), so the check
+that no process of a bot uid is left sees only its own worker's bots; tests that start Ray run in
+one xdist group ("ray"), never two at a time (`--dist loadgroup`, set in pyproject.toml).
+"""
 
 from __future__ import annotations
 
 import os
-import random
-import signal
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from arena.players.base import BotSpec
-from arena.protocol import TimeControl
+from arena.players import users
 from arena.store import Store
 
-ROOT = Path(__file__).resolve().parent.parent
-BOTS = ROOT / "bots"
-FAKES = Path(__file__).resolve().parent / "fakebots"
+TIERS = ("unit", "integration", "system")
+HERE = Path(__file__).resolve().parent
+# Files whose tests start a Ray cluster (local or multi-node), in the xdist group "ray".
+RAY_FILES = {"test_executors.py", "test_formats.py", "test_determinism.py", "test_tournament.py",
+             "test_node_faults.py", "test_ladder.py", "test_cli.py", "test_ray_cluster.py",
+             "test_cluster_nodes.py", "test_wheel.py", "test_web_browser.py", "test_scheduling.py"}
+UIDS_PER_WORKER = 125  # the default pool (61000-61999) split over up to 8 workers
+
+
+def _worker_uids() -> None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", …
+    if not worker.startswith("gw") or os.environ.get(users.UIDS_VAR):
+        return
+    first = users.DEFAULT_UIDS[0] + int(worker[2:]) * UIDS_PER_WORKER
+    last = min(first + UIDS_PER_WORKER - 1, users.DEFAULT_UIDS[1])
+    os.environ[users.UIDS_VAR] = f"{first}-{last}"
+
+
+_worker_uids()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the group markers
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        try:
+            parts = Path(item.path).resolve().relative_to(HERE).parts
+        except ValueError:
+            continue
+        if parts and parts[0] in TIERS:
+            item.add_marker(getattr(pytest.mark, parts[0]))
+        if item.path.name in RAY_FILES:
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 @pytest.fixture
 def store() -> Store:
     """A fresh in-memory Arena database."""
     return Store(":memory:")
-
-
-def misbehaving(mode: str, when: int = 1, name: str | None = None) -> BotSpec:
-    """A scripted misbehaving subprocess bot (see fakebots/misbehaving_bot.py)."""
-    return BotSpec(name=name or f"bad-{mode}",
-                   command=(sys.executable, str(FAKES / "misbehaving_bot.py"), mode, str(when)),
-                   workdir=str(FAKES))
-
-
-class FirstLegal:
-    """In-process bot: always the first legal action."""
-
-    def choose(self, observation, legal_actions):
-        return legal_actions[0]
-
-
-class SeededRandom:
-    """In-process bot: a seeded random legal action."""
-
-    def __init__(self, seed: int = 0):
-        self.rng = random.Random(seed)
-
-    def choose(self, observation, legal_actions):
-        return self.rng.choice(legal_actions)
-
-
-FAST = TimeControl(startup_ms=10_000, move_ms=3_000)
-
-
-KILL_TRIGGER = Path(tempfile.gettempdir()) / "arena-test-kill-once"
-
-
-class KillOnce:
-    """In-process bot: while the trigger file exists, its first move SIGKILLs its own process.
-
-    Run on Ray, that process is the worker running the match: a test of a worker dying mid-match.
-    Removing the trigger is atomic, so exactly one move of one process kills.
-    """
-
-    def choose(self, observation, legal_actions):
-        try:
-            os.unlink(KILL_TRIGGER)
-        except FileNotFoundError:
-            return legal_actions[0]
-        os.kill(os.getpid(), signal.SIGKILL)
