@@ -12,6 +12,7 @@ one xdist group ("ray"), never two at a time (`--dist loadgroup`, set in pyproje
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,10 @@ from arena.store import Store
 
 TIERS = ("unit", "integration", "system")
 HERE = Path(__file__).resolve().parent
-# Files whose tests start a Ray cluster (local or multi-node), in the xdist group "ray".
-RAY_FILES = {"test_executors.py", "test_formats.py", "test_determinism.py", "test_tournament.py",
-             "test_node_faults.py", "test_ladder.py", "test_cli.py", "test_ray_cluster.py",
-             "test_cluster_nodes.py", "test_wheel.py", "test_web_browser.py", "test_scheduling.py"}
+# Tests that start Ray (a local instance or a cluster of `ray start` nodes) are in the xdist group
+# "ray": every test of these files, and elsewhere a test with "ray" in its name or a fixture's.
+RAY_FILES = {"test_executors.py", "test_formats.py", "test_ray_cluster.py", "test_cluster_nodes.py"}
+RAY_WORD = re.compile(r"(^|[^a-z])ray")
 UIDS_PER_WORKER = 125  # the default pool (61000-61999) split over up to 8 workers
 
 
@@ -49,7 +50,8 @@ def pytest_collection_modifyitems(config, items):
             continue
         if parts and parts[0] in TIERS:
             item.add_marker(getattr(pytest.mark, parts[0]))
-        if item.path.name in RAY_FILES:
+        if item.path.name in RAY_FILES or any(
+                RAY_WORD.search(name.lower()) for name in (item.name, *item.fixturenames)):
             item.add_marker(pytest.mark.xdist_group("ray"))
 
 

@@ -3,34 +3,15 @@
 from __future__ import annotations
 
 import json
-import textwrap
-from pathlib import Path
 
 import pytest
 
-from arena.config import load_config
 from arena.errors import ConfigError, MatchErrorLimit, StoreError
 from arena.executors import SerialExecutor
 from arena.store import Store
-from arena.tournament import run_tournament
+from tests.support.config import bots_toml, config_file
 from tests.support.paths import BOTS
-
-
-def bots_toml(n: int, factory: str = "tests.support.bots:SeededRandom") -> str:
-    return "".join(f'\n[[bots]]\nname = "b{i}"\npython = "{factory}"\n' for i in range(n))
-
-
-def config_file(tmp_path: Path, text: str, name: str = "c.toml") -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
-def play(path: Path, store: Store, executor=None, resume: bool = False):
-    config, bots, rows = load_config(path)
-    return run_tournament(config, bots, rows, store, executor or SerialExecutor(pin=False),
-                          resume=resume)
-
+from tests.support.tournaments import play_config as play
 
 SWISS = """
 name = "swiss"

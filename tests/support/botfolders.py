@@ -1,4 +1,5 @@
-"""Helpers moved from test_registry.py."""
+"""Bot folders for registry tests: the shipped random bot beside a bot.toml (`make_bot`),
+its manifest template, and a config naming registry bots."""
 
 
 

@@ -106,3 +106,15 @@ def _value(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"no TOML for {value!r}")
+
+
+def bots_toml(n: int, factory: str = "tests.support.bots:SeededRandom") -> str:
+    """`[[bots]]` tables of n in-process bots b0…b{n-1}, to append to a TOML template."""
+    return "".join(f'\n[[bots]]\nname = "b{i}"\npython = "{factory}"\n' for i in range(n))
+
+
+def config_file(tmp_path: Path, text: str, name: str = "c.toml") -> Path:
+    """`text` (dedented) written as tmp_path/name."""
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path

@@ -1,4 +1,4 @@
-"""Helpers moved from test_identity.py."""
+"""Tournament listeners for tests: `StopAfter(n)` interrupts a run after n matches, as Ctrl-C does."""
 
 from __future__ import annotations
 

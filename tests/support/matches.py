@@ -1,4 +1,4 @@
-"""Helpers moved from test_match.py."""
+"""Match specs for tests: `spec_for(bots, deals=…)`, every seat rotation of duplicate deals."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Helpers moved from test_cluster_nodes.py."""
+"""A second node's own Arena: `node_venv` (a module fixture: a venv with Arena installed from a
+wheel of this checkout), manifest bot folders, and a `run` that fails the test with the output."""
 
 from __future__ import annotations
 

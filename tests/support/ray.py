@@ -1,4 +1,5 @@
-"""Helpers moved from test_ray_cluster.py."""
+"""`ray start` clusters on this machine for tests: free ports, a head node with token auth,
+waiting for a log line, stopping a node, and the processes a test's temp dir left."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Helpers moved from test_stops.py."""
+"""`arena run` in a subprocess for the stop/resume tests: a Swiss of slow bots, starting the run
+in its own session, reading the database while it runs, waiting for a condition."""
 
 from __future__ import annotations
 

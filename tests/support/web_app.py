@@ -1,4 +1,5 @@
-"""Helpers moved from test_web_app.py."""
+"""The web app tests' database (module fixtures `db`, `client`, `store`: a round robin with
+forfeits, a Swiss, an event, a leaderboard and a ladder) and page helpers (`_html`, `_json`, …)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Helpers moved from test_web_replay.py."""
+"""The replay tests' database: one small round robin of each game, with a bot named as an XSS
+probe, and the in-process `Heuristic` bot (named in its configs)."""
 
 from __future__ import annotations
 

@@ -104,6 +104,8 @@ def run_isolated(mode: str, sandbox: str, *, arg: str = "", as_uid: int | None =
     db = work / "arena.db"
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT),
            "HOME": str(work), "LANG": "C.UTF-8"}
+    if users.UIDS_VAR in os.environ:  # an xdist worker's own bot uids (tests/conftest.py)
+        env[users.UIDS_VAR] = os.environ[users.UIDS_VAR]
     driver = f"{sys.executable} -c {shell_quote(DRIVER)} {config} {db}"
     if as_uid is None:
         script = driver
