@@ -206,7 +206,7 @@ def test_time_control_carries_every_field():
     assert time_control(config) == TimeControl(startup_ms=500, move_ms=20, bank_ms=7, grace_ms=3)
 
 
-# -- moved from test_time.py --------------------------------------------------------------------
+
 def test_config_time_section_reaches_the_protocol():
     config = parse_config({"name": "t", "game": "xeri", "bots": [{"name": "a", "command": ["x"]},
                                                                    {"name": "b", "command": ["y"]}],
@@ -218,7 +218,7 @@ def test_config_time_section_reaches_the_protocol():
     assert default.time.bank_ms == 0 and default.time.grace_ms == DEFAULT_GRACE_MS
 
 
-# -- moved from test_registry_hostile.py --------------------------------------------------------
+
 def test_every_shipped_name_is_accepted():
     from arena.config import check_bot_name, check_label, check_title
 

@@ -111,7 +111,7 @@ def test_load_config_then_plan(tmp_path):
     assert stage.pairing.candidates == (0,) and stage.planned_games() == 2 * 2
 
 
-# -- moved from test_tournament.py --------------------------------------------------------------
+
 @pytest.mark.parametrize("path", sorted([*(BOTS.parent / "configs").glob("*.toml"),
                                          *(BOTS.parent / "configs" / "search").glob("*.toml")]),
                          ids=lambda p: f"{p.parent.name}/{p.stem}")
