@@ -22,7 +22,7 @@ from arena.reports import event_standings
 from arena.store import Lease, Store
 from arena.web import create_app
 from tests.support.paths import ROOT
-from tests.support.web_app import (
+from tests.support.web_app import (  # noqa: F401 - fixtures
     CRASH_STDERR,
     XSS,
     XSS_ESCAPED,
@@ -32,6 +32,9 @@ from tests.support.web_app import (
     _lid,
     _page_data,
     _tid,
+    client,
+    db,
+    store,
 )
 
 # -- startup ------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.nodes import bot_folder
+from tests.support.nodes import bot_folder, node_venv  # noqa: F401 (node_venv: a fixture)
 from tests.support.paths import ROOT
 from tests.support.ray import RAY, free_ports, leftovers, start_head, stop, wait_for_line
 

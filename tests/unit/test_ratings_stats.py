@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from arena.ratings.sprt import SequentialTest, bounds, llr, sprt
+# `arena.ratings.sprt` is the function only when the package's lazy name is looked up before the
+# submodule is imported (importing it binds the module to that name); look it up first, so that
+# modules collected after this one (arena.rating_reports) get the function whatever the order.
+from arena.ratings import sprt
+from arena.ratings.sprt import SequentialTest, bounds, llr
 from arena.ratings.stats import (
     elo_diff_pentanomial,
     elo_diff_trinomial,
