@@ -6,13 +6,18 @@ gets its folder's marker, so `-m "not system"` is the fast lane.
 
 Under pytest-xdist every worker gets a bot uid range of its own (ARENA_BOT_UIDS), so the check
 that no process of a bot uid is left sees only its own worker's bots; tests that start Ray run in
-one xdist group ("ray"), never two at a time (`--dist loadgroup`, set in pyproject.toml).
+one xdist group ("ray"), never two at a time (`--dist loadgroup`, set in pyproject.toml). A test
+marked `exclusive` (a timing or resource-limit measure that load from other workers would upset)
+runs while no other test of the run does: every test holds a shared lock, an exclusive one the lock
+itself (with a turnstile, so that waiting for it holds off new tests rather than starving).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -53,6 +58,30 @@ def pytest_collection_modifyitems(config, items):
         if item.path.name in RAY_FILES or any(
                 RAY_WORD.search(name.lower()) for name in (item.name, *item.fixturenames)):
             item.add_marker(pytest.mark.xdist_group("ray"))
+
+
+@pytest.fixture(autouse=True)
+def _exclusive_lock(request):
+    """Under xdist: a shared lock for each test, the lock alone for an `exclusive` one."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        yield
+        return
+    base = Path(tempfile.gettempdir()) / f"arena-tests-{run}"
+    exclusive = request.node.get_closest_marker("exclusive") is not None
+    with open(f"{base}.turnstile", "a+") as turnstile, open(f"{base}.lock", "a+") as lock:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        finally:
+            if not exclusive:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            if exclusive:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
 @pytest.fixture

@@ -9,12 +9,14 @@ a timeout.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -76,9 +78,13 @@ def assert_refused(code: int, err: str, names: str, before: tuple, db: Path) -> 
 
 @pytest.mark.parametrize("target", ["outside", "database", "/proc/self/environ", "/dev/zero",
                                     "dangling", "inside"])
-def test_a_symbolic_link_is_refused_naming_it(tmp_path, db, target):
+def test_a_symbolic_link_is_refused_naming_it(tmp_path, db, target, request):
     folder = make_bot(tmp_path / "evil", name="evil")
-    secret = tmp_path / "secret.txt"
+    # In a short folder: a long path (an xdist worker's tmp_path) would be cut in the message
+    # inside the word "secret".
+    short = Path(tempfile.mkdtemp(prefix="arena-"))
+    request.addfinalizer(lambda: shutil.rmtree(short, ignore_errors=True))
+    secret = short / "secret.txt"
     secret.write_text("the organiser's secret\n")
     pointee = {"outside": str(secret), "database": str(db), "dangling": str(tmp_path / "gone"),
                "inside": "random_bot.py"}.get(target, target)

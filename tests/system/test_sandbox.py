@@ -139,6 +139,7 @@ def test_unbounded_allocation_is_a_resource_limit(tmp_path, sandbox):
     assert held and max(held) < 256  # it never held more than its limit
 
 
+@pytest.mark.exclusive  # a CPU-time limit of 1 s: no other test's load
 @pytest.mark.parametrize("sandbox", MODES)
 def test_cpu_time_limit(tmp_path, sandbox):
     games, _, mark, _ = tournament(tmp_path, sandbox, "spin", when=2, cpu_s=1, move_ms=6000)
@@ -147,8 +148,11 @@ def test_cpu_time_limit(tmp_path, sandbox):
 
 @pytest.mark.parametrize("sandbox", MODES)
 @pytest.mark.parametrize("mode, when, reason, evidence, move_ms, startup_ms", [
-    ("sleep", 3, "timeout", r"^no answer in \d+ ms \(limit 400 ms", 400, 10_000),  # never answers
-    ("no_ready", 1, "startup_failure", r"hello", 5000, 800),  # fails at start
+    # A 400 ms move and an 800 ms start: exclusive, so that no other test's load decides them.
+    pytest.param("sleep", 3, "timeout", r"^no answer in \d+ ms \(limit 400 ms", 400, 10_000,
+                 marks=pytest.mark.exclusive),  # never answers
+    pytest.param("no_ready", 1, "startup_failure", r"hello", 5000, 800,
+                 marks=pytest.mark.exclusive),  # fails at start
     ("crash", 1, "crash", r"^exit code 3$", 5000, 10_000),  # crashes at its first move
     ("crash", 6, "crash", r"^exit code 3$", 5000, 10_000),  # crashes mid-game
     ("wrong_type", 2, "bad_message", r"ready", 5000, 10_000),
@@ -308,6 +312,7 @@ run_match(MatchSpec("m", "xeri", {}, tuple(bots), plans, TimeControl(startup_ms=
 """
 
 
+@pytest.mark.exclusive  # waits for its bots to start within a deadline
 @pytest.mark.parametrize("sandbox", MODES)
 def test_bots_die_with_a_sigkilled_driver(tmp_path, sandbox):
     mark = f"mark-{uuid.uuid4().hex}"

@@ -13,6 +13,8 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from arena.match import MatchSpec, run_match
 from arena.players.base import BotSpec, random_bot
 from arena.protocol import GameEnd, TimeControl, encode
@@ -32,6 +34,7 @@ def told(log: str) -> list[int]:
     return [int(v) for v in re.findall(r"time_left_ms=(\d+)", log)]
 
 
+@pytest.mark.exclusive  # measures times: no other test's load
 def test_the_bank_pays_for_slow_moves_until_it_is_empty():
     # 500 ms answers against a 300 ms limit: each move costs the bank ~200 ms, so a 1000 ms bank
     # lasts five moves and the sixth (300 ms + empty bank + 100 ms grace = 400 ms) times out.
@@ -53,6 +56,7 @@ def test_the_bank_pays_for_slow_moves_until_it_is_empty():
     assert left[6] == 1300
 
 
+@pytest.mark.exclusive  # measures times: no other test's load
 def test_without_a_bank_time_left_is_the_move_limit():
     tc = TimeControl(startup_ms=10_000, move_ms=2000)
     result = run_match(spec_for([timed(0, "quick"), random_bot()], deals=1, time=tc))
@@ -77,6 +81,7 @@ def _run(task):
     return fn(spec)
 
 
+@pytest.mark.exclusive  # measures times: no other test's load
 def test_under_full_cpu_load_0_9x_is_never_timed_out_and_1_5x_always_is():
     # Four busy loops on two cores (load ≥ 4), and the matches themselves on top of it: three
     # Crossfire matches of two bots that answer in 900 ms against a 1000 ms limit (90 moves,
