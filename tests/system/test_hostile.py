@@ -4,7 +4,7 @@ A bot that stops reading its stdin, and answers built to break the runner while 
 (JSON nested 990 levels deep, huge numbers, bad UTF-8, NUL bytes, lone surrogates, answers sent
 twice, early or split across the deadline). Each case: the run finishes, the bot's own failure is
 recorded with its reason and evidence, the other games are normal, no bot process is left, and
-the database passes its integrity check. See tests/hostile.py for the isolation.
+the database passes its integrity check. See tests/support/hostile.py for the isolation.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`arena serve` in a real browser: headless Chromium (Selenium) against the real server.
 
 The server runs uvicorn in a thread on a free port over a database with a small tournament of
-each game (tests/test_web_replay.py builds it), one of whose bots is named
+each game (tests/support/web_replay.py builds it), one of whose bots is named
 `<script>alert(1)</script>`. The tests walk leaderboard → bot → game, step through replays with
 the keyboard, check every seat view against the cards hidden from that seat (the API's
 `?check=1` data), and save screenshots under docs/screenshots/.
