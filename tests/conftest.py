@@ -4,8 +4,9 @@ Tiers, by folder: tests/unit (pure modules), tests/integration (the driver and t
 in-process bots), tests/system (subprocess bots, the sandbox, Ray, browsers, wheels). Each test
 gets its folder's marker, so `-m "not system"` is the fast lane.
 
-Under pytest-xdist every worker gets a bot uid range of its own (ARENA_BOT_UIDS), so the check
-that no process of a bot uid is left sees only its own worker's bots; tests that start Ray run in
+Under pytest-xdist every worker gets a bot uid range of its own (ARENA_BOT_UIDS), outside the
+default pool (which any other Arena run on the machine takes from 61000 up), so the check that no
+process of a bot uid is left sees only its own worker's bots; tests that start Ray run in
 one xdist group ("ray"), never two at a time (`--dist loadgroup`, set in pyproject.toml). A test
 marked `exclusive` (a timing or resource-limit measure that load from other workers would upset)
 runs while no other test of the run does: every test holds a shared lock, an exclusive one the lock
@@ -31,15 +32,16 @@ HERE = Path(__file__).resolve().parent
 # "ray": every test of these files, and elsewhere a test with "ray" in its name or a fixture's.
 RAY_FILES = {"test_executors.py", "test_formats.py", "test_ray_cluster.py", "test_cluster_nodes.py"}
 RAY_WORD = re.compile(r"(^|[^a-z])ray")
-UIDS_PER_WORKER = 125  # the default pool (61000-61999) split over up to 8 workers
+XDIST_UIDS = (62000, 62999)  # next to the default pool (61000-61999), shared by the workers
+UIDS_PER_WORKER = 125  # for up to 8 workers
 
 
 def _worker_uids() -> None:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", …
     if not worker.startswith("gw") or os.environ.get(users.UIDS_VAR):
         return
-    first = users.DEFAULT_UIDS[0] + int(worker[2:]) * UIDS_PER_WORKER
-    last = min(first + UIDS_PER_WORKER - 1, users.DEFAULT_UIDS[1])
+    first = XDIST_UIDS[0] + int(worker[2:]) % 8 * UIDS_PER_WORKER
+    last = min(first + UIDS_PER_WORKER - 1, XDIST_UIDS[1])
     os.environ[users.UIDS_VAR] = f"{first}-{last}"
 
 

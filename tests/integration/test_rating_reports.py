@@ -24,6 +24,7 @@ from arena.ratings import los, rate
 from arena.standings import crosstable
 from arena.store import Store
 from arena.tournament import run_tournament
+from tests.support.config import manifest_bot, python_bot, tournament_toml
 from tests.support.paths import BOTS
 
 runner = CliRunner()
@@ -47,50 +48,15 @@ name = "rand"
 python = "tests.support.bots:SeededRandom"
 """
 
-SWISS = """
-name = "sw"
-game = "xeri"
-format = "swiss"
-rounds = 2
-seed = 4
-deals = 1
-[options]
-rounds = 1
-[rating]
-samples = 20
-[[bots]]
-manifest = "{bots}/xeri_heuristic.toml"
-[[bots]]
-name = "first"
-python = "tests.support.bots:FirstLegal"
-[[bots]]
-name = "rand"
-python = "tests.support.bots:SeededRandom"
-[[bots]]
-name = "rand-2"
-python = "tests.support.bots:SeededRandom"
-"""
+FIELD = [manifest_bot("xeri_heuristic"), python_bot("first", "tests.support.bots:FirstLegal"),
+         python_bot("rand"), python_bot("rand-2")]
 
-FOUR_SEATS = """
-name = "cw4"
-game = "crosswalk"
-seats = 4
-seed = 2
-deals = 1
-[rating]
-samples = 20
-[[bots]]
-manifest = "{bots}/crosswalk_heuristic.toml"
-[[bots]]
-name = "first"
-python = "tests.support.bots:FirstLegal"
-[[bots]]
-name = "rand"
-python = "tests.support.bots:SeededRandom"
-[[bots]]
-name = "rand-2"
-python = "tests.support.bots:SeededRandom"
-"""
+SWISS = tournament_toml(name="sw", format="swiss", rounds=2, seed=4, deals=1,
+                        options={"rounds": 1}, rating={"samples": 20}, bots=FIELD)
+
+FOUR_SEATS = tournament_toml(name="cw4", game="crosswalk", seats=4, seed=2, deals=1,
+                             rating={"samples": 20},
+                             bots=[manifest_bot("crosswalk_heuristic"), *FIELD[1:]])
 
 
 def play(tmp: Path, db: Path, text: str, **fields) -> int:

@@ -27,6 +27,7 @@ from arena.executors import SerialExecutor
 from arena.match import GameRecord, MatchResult, Move
 from arena.store import Lease, MatchRecord, Store
 from arena.tournament import run_tournament
+from tests.support.config import python_bot, tournament_toml
 from tests.support.paths import BOTS
 
 runner = CliRunner()
@@ -39,23 +40,9 @@ class Grumpy:
         raise ValueError('[bold]=HYPERLINK("http://x")')
 
 
-ROUND_ROBIN = """
-name = "rr"
-game = "xeri"
-seed = 3
-deals = 2
-[options]
-rounds = 1
-[[bots]]
-name = "first"
-python = "tests.support.bots:FirstLegal"
-[[bots]]
-name = "=cmd"
-python = "tests.support.bots:SeededRandom"
-[[bots]]
-name = "[red]x"
-python = "test_reports:Grumpy"
-"""
+ROUND_ROBIN = tournament_toml(name="rr", seed=3, deals=2, options={"rounds": 1}, bots=[
+    python_bot("first", "tests.support.bots:FirstLegal"), python_bot("=cmd"),
+    python_bot("[red]x", "test_reports:Grumpy")])
 
 EVENT = """
 name = "ev"
