@@ -7,7 +7,8 @@ gets its folder's marker, so `-m "not system"` is the fast lane.
 Under pytest-xdist every worker gets a bot uid range of its own (ARENA_BOT_UIDS), outside the
 default pool (which any other Arena run on the machine takes from 61000 up), so the check that no
 process of a bot uid is left sees only its own worker's bots; tests that start Ray run in
-one xdist group ("ray"), never two at a time (`--dist loadgroup`, set in pyproject.toml). A test
+one xdist group ("ray"), never two at a time (`--dist loadgroup`, set in pyproject.toml), and the
+hostile-bot isolation tests with the kit checks in another ("hostile"). A test
 marked `exclusive` (a timing or resource-limit measure that load from other workers would upset)
 runs while no other test of the run does: every test holds a shared lock, an exclusive one the lock
 itself (with a turnstile, so that waiting for it holds off new tests rather than starving).
@@ -32,6 +33,9 @@ HERE = Path(__file__).resolve().parent
 # "ray": every test of these files, and elsewhere a test with "ray" in its name or a fixture's.
 RAY_FILES = {"test_executors.py", "test_formats.py", "test_ray_cluster.py", "test_cluster_nodes.py"}
 RAY_WORD = re.compile(r"(^|[^a-z])ray")
+# The hostile-bot isolation tests (fork bombs, /dev/shm and /tmp filled, then checked empty) and
+# the kit checks that failed beside them (a random opponent's start: exit 127) run one at a time.
+HOSTILE_FILES = {"test_isolation.py", "test_kits.py"}
 XDIST_UIDS = (62000, 62999)  # next to the default pool (61000-61999), shared by the workers
 UIDS_PER_WORKER = 125  # for up to 8 workers
 
@@ -60,6 +64,8 @@ def pytest_collection_modifyitems(config, items):
         if item.path.name in RAY_FILES or any(
                 RAY_WORD.search(name.lower()) for name in (item.name, *item.fixturenames)):
             item.add_marker(pytest.mark.xdist_group("ray"))
+        elif item.path.name in HOSTILE_FILES:
+            item.add_marker(pytest.mark.xdist_group("hostile"))
 
 
 @pytest.fixture(autouse=True)
