@@ -7,8 +7,9 @@ gets its folder's marker, so `-m "not system"` is the fast lane.
 Under pytest-xdist every worker gets a bot uid range of its own (ARENA_BOT_UIDS), outside the
 default pool (which any other Arena run on the machine takes from 61000 up), so the check that no
 process of a bot uid is left sees only its own worker's bots; tests that start Ray run in
-one xdist group ("ray"), never two at a time (`--dist loadgroup`, set in pyproject.toml), and the
-hostile-bot isolation tests with the kit checks in another ("hostile"). A test
+one xdist group ("ray"), never two at a time, and the hostile-bot isolation tests with the kit
+checks in another ("hostile"): `--dist loadgroup` (pyproject.toml) sends a group to one worker, and
+a lock per group holds whatever runs elsewhere. A test
 marked `exclusive` (a timing or resource-limit measure that load from other workers would upset)
 runs while no other test of the run does: every test holds a shared lock, an exclusive one the lock
 itself (with a turnstile, so that waiting for it holds off new tests rather than starving).
@@ -16,6 +17,7 @@ itself (with a turnstile, so that waiting for it holds off new tests rather than
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
@@ -52,44 +54,51 @@ def _worker_uids() -> None:
 _worker_uids()
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the group markers
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        try:
-            parts = Path(item.path).resolve().relative_to(HERE).parts
-        except ValueError:
-            continue
-        if parts and parts[0] in TIERS:
-            item.add_marker(getattr(pytest.mark, parts[0]))
-        if item.path.name in RAY_FILES or any(
-                RAY_WORD.search(name.lower()) for name in (item.name, *item.fixturenames)):
-            item.add_marker(pytest.mark.xdist_group("ray"))
-        elif item.path.name in HOSTILE_FILES:
-            item.add_marker(pytest.mark.xdist_group("hostile"))
+def pytest_itemcollected(item):
+    """Each test's tier marker (its folder) and xdist group, as it is collected: before any
+    pytest_collection_modifyitems (xdist's reads the groups there, `-m` selects there)."""
+    try:
+        parts = Path(item.path).resolve().relative_to(HERE).parts
+    except ValueError:
+        return
+    if parts and parts[0] in TIERS:
+        item.add_marker(getattr(pytest.mark, parts[0]))
+    if item.path.name in RAY_FILES or any(
+            RAY_WORD.search(name.lower()) for name in (item.name, *item.fixturenames)):
+        item.add_marker(pytest.mark.xdist_group("ray"))
+    elif item.path.name in HOSTILE_FILES:
+        item.add_marker(pytest.mark.xdist_group("hostile"))
 
 
 @pytest.fixture(autouse=True)
-def _exclusive_lock(request):
-    """Under xdist: a shared lock for each test, the lock alone for an `exclusive` one."""
+def _run_locks(request):
+    """Under xdist: a shared lock for each test, the lock alone for an `exclusive` one; and the
+    lock of its group ("ray", "hostile"), so that no two tests of a group run at once whichever
+    workers the scheduler gives them to."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if not run:
         yield
         return
     base = Path(tempfile.gettempdir()) / f"arena-tests-{run}"
     exclusive = request.node.get_closest_marker("exclusive") is not None
-    with open(f"{base}.turnstile", "a+") as turnstile, open(f"{base}.lock", "a+") as lock:
+    group = request.node.get_closest_marker("xdist_group")
+    with contextlib.ExitStack() as held:
+        if group is not None:
+            grouped = held.enter_context(open(f"{base}.{group.args[0]}", "a+"))
+            fcntl.flock(grouped, fcntl.LOCK_EX)
+            held.callback(fcntl.flock, grouped, fcntl.LOCK_UN)
+        turnstile = held.enter_context(open(f"{base}.turnstile", "a+"))
+        lock = held.enter_context(open(f"{base}.lock", "a+"))
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         finally:
             if not exclusive:
                 fcntl.flock(turnstile, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-            if exclusive:
-                fcntl.flock(turnstile, fcntl.LOCK_UN)
+        held.callback(fcntl.flock, lock, fcntl.LOCK_UN)
+        if exclusive:
+            held.callback(fcntl.flock, turnstile, fcntl.LOCK_UN)
+        yield
 
 
 @pytest.fixture

@@ -302,6 +302,7 @@ def test_the_web_pages_render_a_hostile_bots_failures(tmp_path):
             assert client.get(url).status_code == 200, url
 
 
+@pytest.mark.exclusive  # a move-time bound: no other test's load
 def test_the_rest_of_a_long_act_line_is_bounded_by_the_move_time():
     # A bot that answers hello, then never reads: a 200 KB act line fills its pipe midway, and
     # the rest of the line counts against the move's time. (Harmless: no namespace needed.)
