@@ -203,7 +203,32 @@ class ProcessPlayer(Player):
         HostFault (not the bot's failure) when this host lacks what the bot needs to start: its
         working folder, or the program or script interpreter it names outside its own folder.
         """
-        command = resolve_command(self.spec.command)
+        await self._spawn(resolve_command(self.spec.command))
+        self._stderr_done = self._loop.create_future()
+        self._loop.add_reader(self._stderr_fd, self._drain_stderr)
+        await self._send(encode(Hello(bot=self.spec.name, time=self.time)), BotStartupError,
+                         self.time.startup_ms / 1000)
+        try:
+            msg = await asyncio.wait_for(self._read(), self.time.startup_ms / 1000)
+        except asyncio.TimeoutError:
+            raise BotStartupError(
+                f"no ready within {self.time.startup_ms} ms", "no reply to hello"
+            ) from None
+        except BotResourceLimit:
+            raise
+        except BotError as exc:
+            raise BotStartupError(f"handshake failed: {exc}", exc.evidence) from None
+        if not isinstance(msg, Ready):
+            raise BotStartupError(f"expected ready, got {msg.type}", self.last_line)
+        self.ready = msg
+        return msg
+
+    async def _spawn(self, command: list[str]) -> None:
+        """Start the bot's process with its three pipes (our ends non-blocking) and note it.
+
+        The seam a protocol test double overrides to speak arena/2 over pipes without a process
+        (tests/support/transport.py): everything after it (handshake, moves, shutdown) is shared.
+        """
         check_runtime(command, self.spec.workdir, self.spec.name)
         self._loop = asyncio.get_running_loop()
         child_ends = []
@@ -240,24 +265,6 @@ class ProcessPlayer(Player):
         self._root_start = st[3] if st else ""
         if self.launch.mode == "plain":
             watch(self.launch.tag, self.proc.pid, self._root_start)
-        self._stderr_done = self._loop.create_future()
-        self._loop.add_reader(self._stderr_fd, self._drain_stderr)
-        await self._send(encode(Hello(bot=self.spec.name, time=self.time)), BotStartupError,
-                         self.time.startup_ms / 1000)
-        try:
-            msg = await asyncio.wait_for(self._read(), self.time.startup_ms / 1000)
-        except asyncio.TimeoutError:
-            raise BotStartupError(
-                f"no ready within {self.time.startup_ms} ms", "no reply to hello"
-            ) from None
-        except BotResourceLimit:
-            raise
-        except BotError as exc:
-            raise BotStartupError(f"handshake failed: {exc}", exc.evidence) from None
-        if not isinstance(msg, Ready):
-            raise BotStartupError(f"expected ready, got {msg.type}", self.last_line)
-        self.ready = msg
-        return msg
 
     async def game_start(self, message: GameStart) -> None:
         """Send game_start; the bot must take it within one move's time (see `message_deadline`)."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A bot that attacks its host on purpose, for the isolation tests (tests/test_isolation.py).
+"""A bot that attacks its host on purpose, for the isolation tests (tests/system/test_isolation.py).
 
 Usage: attack_bot.py MODE [ARG]. It plays the first legal action; at its first act request it
 does what MODE says and reports on stderr as `hostile: KEY=VALUE` lines, then plays on (unless the

@@ -35,7 +35,7 @@ game = "xeri"
 format = "round_robin"
 seed = 3
 deals = 1
-""" + "".join(f'\n[[bots]]\nname = "b{i}"\npython = "conftest:{kind}"\n'
+""" + "".join(f'\n[[bots]]\nname = "b{i}"\npython = "tests.support.bots:{kind}"\n'
               for i, kind in enumerate(["FirstLegal", "SeededRandom", "FirstLegal", "SeededRandom"]))
 
 

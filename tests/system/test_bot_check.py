@@ -1,0 +1,128 @@
+"""`arena bot check`: a clean bot passes (exit 0); each misbehaviour is named in plain words."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.checker import check_bot, combinations
+from arena.cli import app
+from arena.errors import ConfigError
+from arena.players.base import BotSpec
+from arena.protocol import TimeControl
+from arena.registry import Registry
+from tests.support.botfolders import make_bot
+from tests.support.paths import BOTS, FAKES
+
+runner = CliRunner()
+FAST = TimeControl(startup_ms=2000, move_ms=300)
+
+
+def test_a_clean_bot_passes_every_claimed_game_and_seat_count_in_a_few_seconds():
+    t0 = time.perf_counter()
+    out = runner.invoke(app, ["bot", "check", str(BOTS / "random.toml")])
+    elapsed = time.perf_counter() - t0
+    assert out.exit_code == 0, out.output
+    for game in ("xeri", "crossfire", "crosswalk", "battlefield_cribbage"):
+        assert f"ok  {game} with 2 seats" in out.output
+    assert "crosswalk with 4 seats" in out.output and "battlefield_cribbage with 3 seats" in out.output
+    assert "move time: median" in out.output and "worst" in out.output
+    assert "random: clean" in out.output
+    assert elapsed < 20
+
+
+def test_combinations_follow_the_manifest_and_the_game_option():
+    assert combinations(["xeri"]) == [("xeri", 2), ("xeri", 4)]
+    assert combinations([], "crosswalk") == [("crosswalk", 2), ("crosswalk", 3), ("crosswalk", 4)]
+    with pytest.raises(ConfigError, match="does not list crossfire"):
+        combinations(["xeri"], "crossfire")
+    with pytest.raises(ConfigError, match="unknown game"):
+        combinations([], "poker")
+
+
+def _bad(mode: str, when: int = 3) -> BotSpec:
+    return BotSpec(name="bad", command=(sys.executable, str(FAKES / "misbehaving_bot.py"), mode,
+                                        str(when)), workdir=str(FAKES))
+
+
+@pytest.mark.parametrize("mode, reason, words", [
+    ("crash", "crash", "crash: the bot exited"),
+    ("garbage", "bad_message", "bad message"),
+    ("wrong_type", "bad_message", "expected action, got ready"),
+    ("illegal", "illegal_action", "illegal action"),
+    ("no_ready", "startup_failure", "handshake failed"),
+    ("sleep", "timeout", "timeout: no `action` within the move time of 300 ms"),
+])
+def test_each_misbehaviour_is_a_problem_in_plain_words(mode, reason, words):
+    report = check_bot(_bad(mode), ["xeri"], time=FAST, deals=1)
+    assert not report.clean
+    # Xeri is played by 2 seats and by 4 (partnerships): one problem at each.
+    assert [p.reason for p in report.problems] == [reason, reason]
+    problem = report.problems[0]
+    assert words in f"{problem.words} {problem.detail}"
+
+
+def test_the_cli_exits_1_with_the_problem_evidence_and_stderr_tail(tmp_path):
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "misbehaving_bot.py").write_text((FAKES / "misbehaving_bot.py").read_text())
+    (folder / "bot.toml").write_text(
+        'name = "bad"\nversion = "1"\ncommand = ["python3", "misbehaving_bot.py", "illegal", "2"]\n'
+        'games = ["xeri"]\n')
+    out = runner.invoke(app, ["bot", "check", str(folder), "--move-ms", "500"])
+    assert out.exit_code == 1, out.output
+    assert "illegal action" in out.output and "no_such_move" in out.output
+    assert "PROBLEM  xeri with 2 seats" in out.output and "PROBLEM  xeri with 4 seats" in out.output
+    assert "bad: 2 problem(s)" in out.output
+
+
+def test_stderr_tail_is_reported_with_a_crash(tmp_path):
+    folder = tmp_path / "crashy"
+    folder.mkdir()
+    (folder / "bot.py").write_text(
+        "import sys, json\nfor line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m['type'] == 'hello':\n"
+        "        print(json.dumps({'type': 'ready', 'name': 'c', 'version': '1'}), flush=True)\n"
+        "    elif m['type'] == 'act':\n"
+        "        raise RuntimeError('my strategy broke [bold]here')\n")
+    (folder / "bot.toml").write_text('name = "crashy"\ncommand = ["python3", "bot.py"]\n'
+                                     'games = ["crossfire"]\n')
+    out = runner.invoke(app, ["bot", "check", str(folder)])
+    assert out.exit_code == 1
+    assert "crash" in out.output and "RuntimeError: my strategy broke [bold]here" in out.output
+
+
+def test_check_by_registry_name(tmp_path):
+    db = tmp_path / "a.db"
+    Registry(db).add(make_bot(tmp_path / "rb"))
+    out = runner.invoke(app, ["bot", "check", "rb@1", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert "xeri with 2 seats" in out.output and "crossfire" not in out.output
+    out = runner.invoke(app, ["bot", "check", "nobody", "--db", str(db)])
+    assert out.exit_code == 2 and "no bot named" in out.output
+
+
+def test_json_output_and_a_slow_move_warning():
+    # 40 ms per move against a 70 ms limit: clean, but too close for comfort.
+    slow = BotSpec(name="slow", command=(sys.executable, str(FAKES / "slow_random.py"), "1", "40",
+                                         str(BOTS)), workdir=str(FAKES))
+    report = check_bot(slow, ["crossfire"], time=TimeControl(startup_ms=5000, move_ms=70), deals=1)
+    assert report.clean, report.problems
+    assert report.warnings and "over 50% of the 70 ms limit" in report.warnings[0]
+    out = runner.invoke(app, ["bot", "check", str(BOTS / "random.toml"), "--game", "xeri", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["clean"] is True and data["combos"][0]["game"] == "xeri" and data["moves"] > 0
+
+
+def test_late_answers_to_old_requests_are_reported_though_no_game_is_lost():
+    report = check_bot(_bad("stale_then_ok", when=1), ["xeri"], time=FAST, deals=1)
+    assert not report.clean and report.problems
+    assert {p.reason for p in report.problems} == {"stale_answer"}
+    assert all(c.clean_games == c.games for c in report.combos)  # each stale answer was dropped
+    assert "late answers" in report.problems[0].words
