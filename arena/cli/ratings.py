@@ -281,7 +281,7 @@ def sprt_command(
     from arena import rating_reports  # numpy and scipy: loaded only when needed
 
     try:
-        from arena.ratings.sprt import MODELS
+        from arena.ratings.sequential import MODELS
 
         if model not in MODELS:
             raise ConfigError(f"--model: unknown model {model!r}; choose {' or '.join(MODELS)}")

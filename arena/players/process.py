@@ -342,8 +342,10 @@ class ProcessPlayer(Player):
         while True:
             line = self._take_line()
             if line is None:
-                if self._eof or not self._fill():
+                if self._eof:
                     return UNFINISHED
+                if not self._fill():
+                    continue  # the output ended, maybe after a last line read with its end
                 if self._take_pending():
                     continue
                 return PENDING
@@ -554,8 +556,10 @@ class ProcessPlayer(Player):
             line = self._take_line()
             if line is not None:
                 return line
-            if self._eof or not self._fill():
+            if self._eof:
                 return b""
+            if not self._fill():
+                continue  # the output ended, maybe after a last line read with its end
             if self._take_pending():
                 continue
             readable = self._loop.create_future()

@@ -9,7 +9,8 @@ team form one side, rank 1 is best and equal ranks are a tie. Methods, one modul
 - `fitting`: what both fits share (compiled tables, pools, perfect-record prior, solver, anchor).
 - `bootstrap`: parametric-bootstrap intervals for either fit.
 - `stats`: likelihood of superiority and head-to-head Elo differences with margins.
-- `sprt`: fishtest's generalised sequential probability ratio test.
+- `sequential`: `sprt`, fishtest's generalised sequential probability ratio test (the module
+  is not named `sprt`, so importing it never hides the function of that name).
 - `results_file`: games from a JSONL results file.
 - `api`: `rate()`, the one front door that the store, CLI and reports call.
 """
@@ -25,7 +26,7 @@ _LAZY = {
     "METHODS": "api", "RatingResult": "api", "default_method": "api", "pool_flags": "api",
     "rate": "api",
     "parse_results": "results_file", "read_results": "results_file",
-    "SequentialTest": "sprt", "SprtResult": "sprt", "sprt": "sprt",
+    "SequentialTest": "sequential", "SprtResult": "sequential", "sprt": "sequential",
     "elo_diff_pentanomial": "stats", "elo_diff_trinomial": "stats", "los": "stats",
     "los_matrix": "stats",
 }

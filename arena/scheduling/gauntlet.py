@@ -104,7 +104,7 @@ def candidate_pairs(candidate: int, history: History) -> list[int]:
 
 def sprt_state(pairing: Pairing, history: History) -> dict[int, tuple[list[int], object]]:
     """Each candidate's pair counts and SPRT result (an arena.ratings.SprtResult) so far."""
-    from arena.ratings.sprt import sprt  # scipy is loaded only for stages that use the rule
+    from arena.ratings.sequential import sprt  # scipy is loaded only for stages that use the rule
 
     elo0, elo1, alpha, beta, model = pairing.sprt
     out = {}

@@ -4,7 +4,8 @@ The server runs uvicorn in a thread on a free port over a database with a small 
 each game (tests/support/web_replay.py builds it), one of whose bots is named
 `<script>alert(1)</script>`. The tests walk leaderboard → bot → game, step through replays with
 the keyboard, check every seat view against the cards hidden from that seat (the API's
-`?check=1` data), and save screenshots under docs/screenshots/.
+`?check=1` data), and save screenshots: under docs/screenshots/ when ARENA_SCREENSHOTS=1, else
+in a temporary folder (a test run leaves the checkout as it was).
 
 Needs `selenium`, a Chromium and its chromedriver (Debian: `apt-get install chromium
 chromium-driver`; .ci/run installs them when it can); without them every test here is skipped,
@@ -14,8 +15,10 @@ naming what is missing.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
+import tempfile
 import threading
 import time
 import urllib.request
@@ -27,7 +30,8 @@ from arena.store import Store
 from tests.support.paths import ROOT
 from tests.support.web_replay import XSS, build_db
 
-SHOTS = ROOT / "docs" / "screenshots"
+SHOTS = (ROOT / "docs" / "screenshots" if os.environ.get("ARENA_SCREENSHOTS") == "1"
+         else Path(tempfile.mkdtemp(prefix="arena-shots-")))
 GAMES = ["xeri", "crossfire", "crosswalk", "battlefield_cribbage", "xeri_4p"]
 # Test names of game forms that are not game names: (game, number of seats).
 FORMS = {"xeri_4p": ("xeri", 4)}

@@ -328,8 +328,6 @@ def test_writing_to_a_bot_that_exited_is_a_crash():
     run(go())
 
 
-@pytest.mark.xfail(reason="ProcessPlayer._readline drops a line that _fill read together with the "
-                          "EOF (a bot that answers and exits at once): found by this double")
 def test_an_answer_written_just_before_exiting_still_counts():
     script = Script().handshake().expect("act", first_legal).exit(0)
 

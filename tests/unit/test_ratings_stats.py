@@ -8,11 +8,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-# `arena.ratings.sprt` is the function only when the package's lazy name is looked up before the
-# submodule is imported (importing it binds the module to that name); look it up first, so that
-# modules collected after this one (arena.rating_reports) get the function whatever the order.
 from arena.ratings import sprt
-from arena.ratings.sprt import SequentialTest, bounds, llr
+from arena.ratings.sequential import SequentialTest, bounds, llr
 from arena.ratings.stats import (
     elo_diff_pentanomial,
     elo_diff_trinomial,
@@ -127,3 +124,13 @@ def test_sequential_test_stops_once_decided():
         [int(2 * pattern[i % len(pattern)]) for i in range(played)], minlength=5))
     with pytest.raises(ValueError):
         test.add(0.3)
+
+
+def test_the_package_sprt_is_the_function_whatever_was_imported_before():
+    import subprocess
+    import sys
+    code = ("import arena.ratings.sequential, arena.scheduling.gauntlet\n"
+            "from arena.ratings import sprt\n"
+            "print(callable(sprt) and sprt.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "arena.ratings.sequential"
