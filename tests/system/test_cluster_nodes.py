@@ -362,7 +362,12 @@ def test_a_node_where_no_bot_can_start_is_quarantined_and_its_matches_replayed(c
     # Every recorded result came from the head: node 2 failed each match it was given.
     where = nodes_of_matches(folder / "ray.db", spies, cluster)
     assert set(where.values()) == {"head"}, where
-    assert node2_actor_was_used(spies, cluster), "node 2 never ran an actor"
+    # Node 2 ran an actor: the spy saw it, or (an actor quarantined within the spy's scan of /proc,
+    # which load from other tests slows) its failed attempts carry a Ray node id not the head's.
+    head_ids = {r[0] for r in con.execute("select node from matches where status = 'finished'")}
+    error_ids = {r[0] for r in con.execute("select node from match_errors")} - {None, ""}
+    assert node2_actor_was_used(spies, cluster) or error_ids - head_ids, \
+        f"node 2 never ran an actor (errors on {error_ids}, results on {head_ids})"
 
 
 def node2_actor_was_used(spies: ActorNamespaces, cluster: Cluster) -> bool:
