@@ -13,9 +13,9 @@ a lock per group holds whatever runs elsewhere. A test
 marked `exclusive` (a timing or resource-limit measure that load from other workers would upset)
 runs while no other test of the run does: every test holds a shared lock, an exclusive one the lock
 itself (with a turnstile, so that waiting for it holds off new tests rather than starving).
-The run orders the tests system tier first, unit last, and the `exclusive` ones after all: the
-long tests start early, short ones fill the workers at the end, and the exclusive ones, run
-together at the end, do not each stop the whole run while the slowest test elsewhere finishes.
+The `exclusive` tests run last, together: each one no longer stops the whole run while the
+slowest test elsewhere finishes. (Putting the system tier first was slower: it gathers the Ray
+tests, whose group lock then holds several workers idle at once.)
 """
 
 from __future__ import annotations
@@ -73,16 +73,9 @@ def pytest_itemcollected(item):
         item.add_marker(pytest.mark.xdist_group("hostile"))
 
 
-TIER_ORDER = {"system": 0, "integration": 1, "unit": 2}
-
-
 def pytest_collection_modifyitems(config, items):
-    """Run order: exclusive tests last; before them the system tier, then integration, then unit
-    (a stable sort: within a tier, the order of collection)."""
-    def rank(item) -> tuple[int, int]:
-        tier = next((t for t in TIER_ORDER if item.get_closest_marker(t)), "unit")
-        return (item.get_closest_marker("exclusive") is not None, TIER_ORDER[tier])
-    items.sort(key=rank)
+    """Run the exclusive tests last (a stable sort: otherwise the order of collection)."""
+    items.sort(key=lambda item: item.get_closest_marker("exclusive") is not None)
 
 
 @pytest.fixture(autouse=True)
