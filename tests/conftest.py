@@ -74,8 +74,27 @@ def pytest_itemcollected(item):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Run the exclusive tests last (a stable sort: otherwise the order of collection)."""
+    """Run the exclusive tests last (a stable sort: otherwise the order of collection); under
+    `--dist loadgroup`, give each grouped test the `@group` id suffix xdist schedules by."""
     items.sort(key=lambda item: item.get_closest_marker("exclusive") is not None)
+    _group_ids(config, items)
+
+
+def _group_ids(config, items) -> None:
+    # pytest 9 keeps a node's id in `_id` (a NodeId); xdist 3.8 still writes the `@group` suffix to
+    # `_nodeid`, which nothing reads any more, so loadgroup grouped nothing and a group's tests
+    # waited on its lock file on several workers at once. Where xdist's suffix took, leave it.
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # pytest 8: xdist's own suffix works
+        return
+    for item in items:
+        mark = item.get_closest_marker("xdist_group")
+        if mark is None or "@" in item.nodeid.rpartition("]")[2]:
+            continue
+        item._id = NodeId.parse(f"{item.nodeid}@{mark.args[0]}")
 
 
 @pytest.fixture(autouse=True)
