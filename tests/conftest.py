@@ -39,8 +39,8 @@ HERE = Path(__file__).resolve().parent
 RAY_FILES = {"test_executors.py", "test_formats.py", "test_ray_cluster.py", "test_cluster_nodes.py"}
 RAY_WORD = re.compile(r"(^|[^a-z])ray")
 # The hostile-bot isolation tests (fork bombs, /dev/shm and /tmp filled, then checked empty) and
-# the kit checks that failed beside them (a random opponent's start: exit 127) run one at a time.
-HOSTILE_FILES = {"test_isolation.py", "test_kits.py"}
+# the kit and bot checks that failed beside them (a random opponent's start: exit 127) run one at a time.
+HOSTILE_FILES = {"test_isolation.py", "test_kits.py", "test_bot_check.py"}
 XDIST_UIDS = (62000, 62999)  # next to the default pool (61000-61999), shared by the workers
 UIDS_PER_WORKER = 125  # for up to 8 workers
 
