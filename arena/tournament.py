@@ -34,7 +34,6 @@ from arena.ratings.defaults import DEFAULT_K, DEFAULT_RATING, DEFAULT_SAMPLES
 from arena.registry import SNAPSHOT_ENV, Registry, guard_match
 from arena.scheduling import History, MatchScore, Round
 from arena.session import DriverPolicy, DriverSession, Listener, bot_isolation, open_executor
-from arena.session import isolation_check as isolation_check  # long imported from here
 from arena.standings import deal_points, deal_scores, score_match, score_of_row
 from arena.store import BOT_FIELDS, MatchRecord, Store, refuse_directory
 from arena.store.writer import MatchWriter, games_recorded, stage_finished

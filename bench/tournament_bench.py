@@ -62,8 +62,9 @@ def cpu_bound_config(deals: int, bots: int, folder: Path) -> Path:
 
 def drive(config, bots, rows, executor: Executor) -> list[MatchResult]:
     """Play the whole tournament through the driver (into an in-memory database); its results."""
+    from arena.session import Listener
     from arena.store import Store
-    from arena.tournament import Listener, run_tournament
+    from arena.tournament import run_tournament
 
     results: list[MatchResult] = []
 

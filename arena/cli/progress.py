@@ -19,7 +19,7 @@ from rich.progress import (
 from rich.text import Text
 
 from arena.cli._app import console, err_console
-from arena.tournament import Listener
+from arena.session import Listener
 
 
 class ProgressListener(Listener):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.tournament import Listener
+from arena.session import Listener
 
 
 class StopAfter(Listener):

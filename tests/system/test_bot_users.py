@@ -17,7 +17,7 @@ from arena.cli import app
 from arena.errors import ConfigError
 from arena.players import launch, reaper, users
 from arena.registry import registry_dir
-from arena.tournament import isolation_check
+from arena.session import isolation_check
 from tests.support.config import write_config
 from tests.support.paths import BOTS
 

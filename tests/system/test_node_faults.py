@@ -12,8 +12,9 @@ from arena.cli import app
 from arena.config import load_config
 from arena.executors import Notice, RayExecutor, SerialExecutor, _Slot
 from arena.match import MatchFailure, MatchResult
+from arena.session import Listener
 from arena.store import Store
-from arena.tournament import Listener, run_tournament
+from arena.tournament import run_tournament
 from arena.web.app import create_app
 from tests.support.config import write_config
 

@@ -29,8 +29,9 @@ from arena.cli import app
 from arena.config import load_config, load_manifest
 from arena.errors import ConfigError, LeaseError
 from arena.registry import Registry, guard, registry_dir
+from arena.session import Listener
 from arena.store import Lease, Store, process_start
-from arena.tournament import Listener, run_config
+from arena.tournament import run_config
 from tests.support.botfolders import CONFIG, MANIFEST, make_bot
 from tests.support.paths import BOTS, ROOT
 from tests.support.stops import query, start, swiss_config, wait_for

@@ -125,8 +125,9 @@ def test_a_sigterm_whose_exception_is_swallowed_still_stops_the_driver_after_the
     """A signal handler's exception is lost when it lands in a finalizer; the stop must not be."""
     from arena.config import load_config
     from arena.executors import SerialExecutor
+    from arena.session import Listener
     from arena.store import Store
-    from arena.tournament import Listener, run_tournament
+    from arena.tournament import run_tournament
 
     class Swallowing(Listener):
         def match_done(self, result):
