@@ -309,12 +309,13 @@ def _join_test(folders: list[str]) -> set[int]:
 def _probe(hierarchies: list[_Hierarchy]) -> tuple[list[_Hierarchy], list[str]]:
     """The hierarchies (with the controllers) where a real bot cgroup can be made and joined."""
     tag = secrets.token_hex(8)  # named like a bot's, so a runner killed mid-probe is swept too
-    made, good, problems = [], [], []
+    made, locks, good, problems = [], [], [], []
     try:
         for h in hierarchies:
             folder = os.path.join(h.base, tag)
             try:
-                _fs.mkdir(folder)
+                # locked like a bot's: another runner's sweep must not take it mid-probe
+                locks.append(_make_locked(folder))
             except OSError as exc:
                 problems.append(_why_not(exc, h.base))
                 continue
@@ -336,6 +337,8 @@ def _probe(hierarchies: list[_Hierarchy]) -> tuple[list[_Hierarchy], list[str]]:
     finally:
         for folder in made:
             _rmdir_patiently(folder, time.monotonic() + 1.0)
+        for fd in locks:
+            os.close(fd)
 
 
 def _rmdir_patiently(folder: str, deadline: float) -> OSError | None:

@@ -279,6 +279,35 @@ def test_sweep_removes_what_a_killed_runner_left_and_spares_live_ones(new_cgroup
             os.kill(sleeper, signal.SIGKILL)
 
 
+
+SWEEP = "from arena.players import cgroups; print(cgroups.sweep())"
+
+
+def test_another_runners_sweep_leaves_a_probe_in_progress_alone(monkeypatch):
+    # Every run sweeps leftovers as it starts: a runner probing at that moment must still find
+    # its cgroups (a CI run once lost them, and with them every memory limit, to a neighbour).
+    need()
+    join_test = cgroups._join_test
+    swept = []
+
+    def sweeping_join_test(folders):
+        # another runner starting now, mid-probe: it sweeps what no live runner holds
+        run = subprocess.run([sys.executable, "-c", SWEEP], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+        swept.append(run.stdout.strip())
+        return join_test(folders)
+
+    real = cgroups.support()
+    monkeypatch.setattr(cgroups, "_join_test", sweeping_join_test)
+    _reset()
+    try:
+        assert cgroups.support() == real
+        assert swept == ['0']
+    finally:
+        monkeypatch.undo()
+        _reset()
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
