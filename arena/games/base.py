@@ -29,6 +29,7 @@ from arena.errors import GameOptionsError, IllegalActionError
 from arena.games.chance import HiddenDeal
 
 if TYPE_CHECKING:
+    from arena.games.text import TextView
     from arena.search.hooks import SearchHooks
 
 JSON = Any
@@ -234,6 +235,11 @@ class GameState(ABC):
     def search_hooks(cls) -> SearchHooks | None:
         """What search needs of this game beyond this interface (arena.search.hooks.SearchHooks:
         playout profiles, shipped bots), or None for the generic defaults."""
+        return None
+
+    @classmethod
+    def text_view(cls) -> TextView | None:
+        """How a terminal draws this game (arena.games.text.TextView), or None for no text view."""
         return None
 
     def rollout(self, rng: random.Random) -> None:
