@@ -14,7 +14,6 @@ Bot log lines (stderr, by ply) go under the move of that ply when the caller pas
 from __future__ import annotations
 
 import json
-
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
