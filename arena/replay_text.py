@@ -196,12 +196,12 @@ def render_text(replay: GameReplay, logs: LogLines | None = None) -> list[str]:
 
 def _header(replay: GameReplay) -> list[str]:
     seats = ", ".join(f"seat {s['seat']} {s['bot']}" for s in replay.seats)
-    options = _wrap([f"{k}={json.dumps(v)}" for k, v in sorted(replay.options.items())], "options ")
+    options = _wrap([f"{k}={json.dumps(v)}" for k, v in sorted(replay.options.items())], "options: ")
     what = {"spectator": "every action", "full": "every action and the full state"}.get(
         replay.view, f"what {replay.view.replace(':', ' ')} saw")
     moves = sum(len(s.moves) for s in replay.steps)
-    return [f"game {replay.game_id}: {replay.game}, {replay.num_seats} seats, {moves} moves "
-            f"({what})", seats] + options + [""]
+    return [f"game {replay.game_id}: {replay.game}, {replay.num_seats} seats, {moves} moves",
+            f"view: {what}", "seats: " + seats] + options + [""]
 
 
 def _footer(replay: GameReplay) -> list[str]:
