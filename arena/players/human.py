@@ -18,8 +18,7 @@ from arena.games.text import TextView, number, text_view
 from arena.players.base import BotSpec, Player
 from arena.protocol import ActRequest, GameEnd, GameStart, Ready, TimeControl
 
-HELP = ("type the number of an action and Enter; `?` shows this help and the actions again; "
-        "`q` quits (the game is recorded as your resignation)")
+HELP = "type an action's number and Enter; ? for help and the actions again; q to resign"
 
 
 class HumanPlayer(Player):
@@ -49,7 +48,8 @@ class HumanPlayer(Player):
         others = ", ".join(f"seat {s} {escape(name)}" for s, name in enumerate(message.players)
                            if s != message.seat)
         self._say(f"[bold]{escape(message.game)}[/bold]: you play seat {message.seat} "
-                  f"against {others}. {HELP}.")
+                  f"against {others}.")
+        self._say(HELP)
 
     async def act(self, request: ActRequest, timeout: float) -> Any:
         """Draw the observation and the numbered actions; read until a valid choice (or quit)."""
