@@ -191,7 +191,8 @@ def render_text(replay: GameReplay, logs: LogLines | None = None) -> list[str]:
         lines += ["", f"seat {replay.view.split(':')[1]} sees at the end:"]
         lines += _indent(view.observation(replay.final))
     lines += _footer(replay)
-    return lines
+    # One blank line between blocks, however they meet.
+    return [line for i, line in enumerate(lines) if line or (i and lines[i - 1])]
 
 
 def _header(replay: GameReplay) -> list[str]:

@@ -20,16 +20,16 @@ def _last_round(view: dict) -> list[str]:
     history = view.get("history") or []
     if not history:
         return []
-    return ["last round (dealer's card | neutral | opponent's card):", "  " + _round_line(history[-1])]
+    return ["last round (the dealer's card, the neutral, the opponent's card):", "  " + _round_line(history[-1])]
 
 
 def _round_line(entry: dict) -> str:
     scorer = entry.get("scorer")
     layout = entry.get("layout") or {}
     movement = str(entry.get("movement", "none")).replace("_", " ")
-    return (f"round {entry.get('round')}: {entry.get('dealer_card')} | {entry.get('neutral')} | "
-            f"{entry.get('opponent_card')}, {movement} → {layout.get('dealer_pos')} | "
-            f"{layout.get('middle')} | {layout.get('opponent_pos')}: "
+    return (f"round {entry.get('round')}: {entry.get('dealer_card')} {entry.get('neutral')} "
+            f"{entry.get('opponent_card')}, {movement}: {layout.get('dealer_pos')} "
+            f"{layout.get('middle')} {layout.get('opponent_pos')}, "
             + ("no point" if scorer is None else f"seat {scorer} scores"))
 
 

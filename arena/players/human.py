@@ -3,7 +3,7 @@ legal actions numbered, a number typed back.
 
 The player reads from any text stream and writes to any rich Console, so tests drive it with
 scripted input. It has no move time: the runner's limits apply to the bots, not to a person.
-Quitting (`q`, or the input ending) is a resignation: the game ends as this seat's forfeit.
+Quitting (`q`, Ctrl-C at the prompt, or the input ending) is a resignation: the game ends as this seat's forfeit.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ class HumanPlayer(Player):
         self.seat: int | None = None
         self.players: list[str] = []
         self.last_seen: dict | None = None
-        self.moves = 0
 
     async def start(self) -> Ready:
         """Nothing to start: a person is ready."""
@@ -58,7 +57,11 @@ class HumanPlayer(Player):
         self._draw(observation, legal)
         while True:
             self.console.print("your move (number, ? or q): ", end="", highlight=False)
-            line = self.stream.readline()
+            try:
+                line = self.stream.readline()
+            except KeyboardInterrupt:  # Ctrl-C at the prompt: as `q`, and the game is recorded
+                self._say("\ninterrupted: you resign")
+                raise Resigned("the player interrupted the game", "Ctrl-C") from None
             if not line:  # the input ended: nobody is left to play this seat
                 self._say("input ended: you resign")
                 raise Resigned("the player's input ended", "end of input")
@@ -71,7 +74,6 @@ class HumanPlayer(Player):
                 self._draw(observation, legal)
                 continue
             if choice.isascii() and choice.isdigit() and 1 <= int(choice) <= len(legal):
-                self.moves += 1
                 self.last_seen = observation
                 return legal[int(choice) - 1]
             self._say(f"[red]{escape(choice[:40])!r} is not an action: type 1 to {len(legal)}, "

@@ -144,3 +144,15 @@ def test_the_cli_reports_an_unknown_game_or_bot_in_one_line(tmp_path):
                               "--db", str(db)], input="q\n")
     assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1, out.output
     assert "nobot" in out.output
+
+
+def test_ctrl_c_at_the_prompt_resigns_and_the_game_is_still_recorded(tmp_path):
+    class Interrupted(Typist):
+        def readline(self, size: int = -1) -> str:
+            raise KeyboardInterrupt
+
+    store = Store(tmp_path / "p.db")
+    con, out = console()
+    result = play_game("crossfire", [random_spec()], store, Interrupted([]), con)
+    assert result.record.termination == "resigned" and result.record.evidence == "Ctrl-C"
+    assert store.tournament(result.tournament_id)["status"] == "finished"
