@@ -252,14 +252,17 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def replay_json(replay: GameReplay) -> dict:
+def replay_json(replay: GameReplay, logs: LogLines | None = None) -> dict:
     """The replay as plain data: the game's facts and one entry per move (with its step's events
-    and scores), plus the drawn views of the mode."""
+    and scores, and the bot log lines of its ply), plus the drawn views of the mode."""
+    logs = logs or {}
     plies = []
     for step in replay.steps:
         for i, move in enumerate(step.moves):
             entry = {"ply": move["ply"], "step": step.step, "seat": move["seat"], "bot": move["bot"],
                      "action": move["action"], "ms": move["ms"]}
+            if logs.get(move["ply"]):
+                entry["logs"] = [{"bot": who, "text": text} for who, text in logs[move["ply"]]]
             if i == len(step.moves) - 1:  # what the step did belongs to its last move
                 entry["events"] = step.events
                 entry["scores"] = step.scores_after

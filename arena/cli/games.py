@@ -89,7 +89,7 @@ def replay(
     except ArenaError as exc:
         fail(exc)
     if as_json:
-        print(json.dumps(replay_json(record), separators=(",", ":")))
+        print(json.dumps(replay_json(record, logs), separators=(",", ":")))
         return
     for line in render_text(record, logs):
         console.print(printable(line), highlight=False)

@@ -8,6 +8,7 @@ Quitting (`q`, Ctrl-C at the prompt, or the input ending) is a resignation: the 
 
 from __future__ import annotations
 
+import re
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -18,6 +19,7 @@ from arena.games.text import TextView, number, text_view
 from arena.players.base import BotSpec, Player
 from arena.protocol import ActRequest, GameEnd, GameStart, Ready, TimeControl
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 HELP = "type an action's number and Enter; ? for help and the actions again; q to resign"
 
 
@@ -44,9 +46,9 @@ class HumanPlayer(Player):
         self.seat = message.seat
         self.players = list(message.players)
         self.last_seen = None
-        others = ", ".join(f"seat {s} {escape(name)}" for s, name in enumerate(message.players)
+        others = ", ".join(f"seat {s} {_safe(name)}" for s, name in enumerate(message.players)
                            if s != message.seat)
-        self._say(f"[bold]{escape(message.game)}[/bold]: you play seat {message.seat} "
+        self._say(f"[bold]{_safe(message.game)}[/bold]: you play seat {message.seat} "
                   f"against {others}.")
         self._say(HELP)
 
@@ -76,7 +78,7 @@ class HumanPlayer(Player):
             if choice.isascii() and choice.isdigit() and 1 <= int(choice) <= len(legal):
                 self.last_seen = observation
                 return legal[int(choice) - 1]
-            self._say(f"[red]{escape(choice[:40])!r} is not an action: type 1 to {len(legal)}, "
+            self._say(f"[red]'{_safe(choice[:40])}' is not an action: type 1 to {len(legal)}, "
                       "? for help or q to quit[/red]")
 
     async def game_end(self, message: GameEnd) -> None:
@@ -99,11 +101,17 @@ class HumanPlayer(Player):
             if happened:
                 self._say("since your last move:")
                 for line in happened:
-                    self._say("  " + escape(line))
+                    self._say("  " + _safe(line))
         for line in view.observation(observation):
-            self._say(escape(line))
+            self._say(_safe(line))
         for i, action in enumerate(legal, 1):
-            self._say(f"  {i:>2}. {escape(view.action(action))}")
+            self._say(f"  {i:>2}. {_safe(view.action(action))}")
 
     def _say(self, text: str) -> None:
         self.console.print(text, highlight=False)
+
+
+def _safe(value: object) -> str:
+    """Untrusted text (bot names, what a person typed) for rich: control characters made
+    visible, markup escaped."""
+    return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value)))

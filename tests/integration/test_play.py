@@ -156,3 +156,13 @@ def test_ctrl_c_at_the_prompt_resigns_and_the_game_is_still_recorded(tmp_path):
     result = play_game("crossfire", [random_spec()], store, Interrupted([]), con)
     assert result.record.termination == "resigned" and result.record.evidence == "Ctrl-C"
     assert store.tournament(result.tournament_id)["status"] == "finished"
+
+
+def test_typed_text_and_bot_names_are_shown_safely(tmp_path):
+    store = Store(tmp_path / "p.db")
+    con, out = console()
+    play_game("crossfire", [random_spec("evil\x1b[2J[bold]")], store,
+              Typist(["\x1b[31m[red]no", "q"]), con)
+    text = out.getvalue()
+    assert "\x1b" not in text
+    assert "evil\\x1b[2J[bold]" in text and "'\\x1b[31m[red]no' is not an action" in text

@@ -180,6 +180,9 @@ def test_bot_log_lines_appear_beside_their_moves(recorded, monkeypatch):
     # A seat's view shows its own bot's lines only: another's may name its hidden cards.
     out = runner.invoke(app, ["replay", gid, "--view", f"seat:{me}", "--db", str(path)])
     assert "thinking about the pile" in out.output and "secret" not in out.output
+    plies = json.loads(runner.invoke(app, ["replay", gid, "--json", "--db", str(path)]).output)
+    by_ply = {p["ply"]: p.get("logs") for p in plies["plies"]}
+    assert by_ply[2] == [{"bot": f"bot{me}", "text": "thinking about the pile"}]
 
 
 def test_untrusted_log_text_is_made_printable(recorded, monkeypatch):
