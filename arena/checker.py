@@ -275,7 +275,7 @@ def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
         opponents = tuple(
             random_bot(_opponent_name(spec.name, i), seed=seed + i) for i in range(1, seats))
         set_deals = deals if (options is not None or not opts) else max(1, deals // 2)
-        tag = "".join(f"-{k}={v}" for k, v in opts.items()).replace(" ", "")
+        tag = "".join(f"-{k}={json.dumps(v)}" for k, v in opts.items()).replace(" ", "")
         plans = tuple(
             GamePlan(game_id=f"check-{game_name}-{seats}p{tag}-d{deal}-s{rot}", ordinal=k,
                      deal=deal, rotation=rot, seed=seed * 1000 + deal,
