@@ -56,8 +56,13 @@ def hint(reason: str, detail: str = "", evidence: str = "", legal: list | None =
          language: str = "") -> str | None:
     """The usual mistake behind a failure of `reason` (a Termination value), or None."""
     if reason == "startup_failure":
-        if "ready" in detail or "hello" in evidence:
+        if "no ready within" in detail:
             return "no `ready` came: " + flush_hint(language)
+        if "not valid JSON" in detail:
+            return LOG_TO_STDERR
+        if "exited" in detail or "closed" in detail:
+            return ("the bot exited before its `ready`: its stderr says why (run its command by "
+                    "hand and paste a `hello` line to see it start)")
         return None
     if reason == "timeout":
         if "did not read" in detail:

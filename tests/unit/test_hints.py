@@ -69,6 +69,10 @@ def test_no_ready_and_no_answer_ask_whether_stdout_is_flushed_with_each_language
     perl = hint("timeout", "no action within the move time", "no answer in 2100 ms", language="perl")
     assert "is stdout flushed" in perl and "$| = 1" in perl and "flush=True" not in perl
     assert "fflush" in flush_hint("C")
+    # A bot that died at start, or logged to stdout at start, is another mistake.
+    assert "exited before its `ready`" in hint(
+        "startup_failure", "handshake failed: the bot closed its output or exited", "exit code 1")
+    assert hint("startup_failure", "handshake failed: not valid JSON: …", "loading") == LOG_TO_STDERR
     # A bot that stopped reading is another mistake.
     assert "stopped reading" in hint("timeout", "did not read its request within the move time")
 
