@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-import time
 
 import pytest
 from typer.testing import CliRunner
@@ -23,10 +22,9 @@ runner = CliRunner()
 FAST = TimeControl(startup_ms=2000, move_ms=300)
 
 
-def test_a_clean_bot_passes_every_claimed_game_and_seat_count_in_a_few_seconds():
-    t0 = time.perf_counter()
+def test_a_clean_bot_passes_every_claimed_game_seat_count_and_option_set():
+    # Its duration is a figure of bench/check_bench.py, not an assertion (load makes it vary).
     out = runner.invoke(app, ["bot", "check", str(BOTS / "random.toml")])
-    elapsed = time.perf_counter() - t0
     assert out.exit_code == 0, out.output
     for game in ("xeri", "crossfire", "crosswalk", "battlefield_cribbage"):
         assert f"ok  {game} with 2 seats" in out.output
@@ -36,7 +34,6 @@ def test_a_clean_bot_passes_every_claimed_game_and_seat_count_in_a_few_seconds()
     assert "crossfire with 2 seats, open_rows=true" in out.output
     assert "battlefield_cribbage with 4 seats, team_mode=true" in out.output
     assert "none timed out" in out.output and "stderr: empty" in out.output
-    assert elapsed < 30
 
 
 def test_combinations_follow_the_manifest_and_the_game_option():
