@@ -56,6 +56,10 @@ class GameType:
     # Option sets beyond the defaults that the conformance kit must also cover (besides the
     # one-option-at-a-time variations it derives from the options model itself).
     variants: tuple[dict, ...] = ()
+    # Options (bool or Literal) that change what a bot is sent beyond values: its observation's
+    # fields, the kinds of requests it gets, who its partners are. `arena bot check` plays every
+    # value of each, since a bot that works with the defaults may still break on them.
+    protocol_options: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -207,6 +207,8 @@ class BattlefieldCribbageState(GameState):
             },
             {"team_mode": True, "hand_choice": "free", "joker_to_crib": "forbidden", "target": 61},
         ),
+        # Teams add a partner and team scores to the observation.
+        protocol_options=("team_mode",),
     )
 
     options: BattlefieldCribbageOptions

@@ -134,6 +134,8 @@ class CrossfireState(GameState):
             },
             {"open_rows": True, "tie_rule": "played_cards", "dealer_rotation": "per_game"},
         ),
+        # Open rows show a player its own face-down row: new fields in its observation.
+        protocol_options=("open_rows",),
     )
 
     options: CrossfireOptions
