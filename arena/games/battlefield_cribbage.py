@@ -208,7 +208,7 @@ class BattlefieldCribbageState(GameState):
             {"team_mode": True, "hand_choice": "free", "joker_to_crib": "forbidden", "target": 61},
         ),
         # Teams add a partner and team scores to the observation.
-        protocol_options=("team_mode",),
+        protocol_options=("team_mode", "reveal_choice"),
     )
 
     options: BattlefieldCribbageOptions
