@@ -33,6 +33,7 @@ from arena.ratings import (
     read_results,
     sprt,
 )
+from arena.ratings.bounds import open_ends
 from arena.ratings.defaults import DEFAULT_SAMPLES
 from arena.refs import parse_ref
 from arena.reports import stage_history, stage_record, stage_standings, stage_tiebreaks
@@ -48,8 +49,9 @@ from arena.store.views import ML_METHODS, TournamentView, tournament_row
 def tournament_ratings(view: TournamentView, stage: int, method: str | None = None) -> dict:
     """A stage's rating table for `method` (default: its maximum-likelihood one), with tie-breaks.
 
-    Returns {method, rows, tiebreaks}; each row has rank, bot, version, rating, lo, hi, games,
-    W/D/L, points, score_pct, flag and, for Swiss, the stage's tie-break values. A method not
+    Returns {method, rows, tiebreaks}; each row has rank, bot, version, rating, lo, hi (None at
+    an end the data does not bound, with lo_open / hi_open), games, pairwise W/D/L, pair_points,
+    score_pct, flag and, for Swiss, the stage's tie-break values. A method not
     stored (a database from before it existed) is computed on the fly, without bootstrap.
     """
     if method is not None and method not in METHODS:
@@ -72,9 +74,17 @@ def tournament_ratings(view: TournamentView, stage: int, method: str | None = No
     if stage_row["format"] == "swiss":
         tiebreaks = ("match_points", *stage_tiebreaks(stage_row))
         extra = {r["bot"]: {t: r[t] for t in tiebreaks} for r in stage_standings(view, stage)}
-    out = [{"rank": i, **rating_columns(r), "version": view.versions.get(r["bot"], ""),
-            **extra.get(r["bot"], {})} for i, r in enumerate(rows, 1)]
+    out = [{"rank": i, **_pair_points(open_ends(rating_columns(r))),
+            "version": view.versions.get(r["bot"], ""), **extra.get(r["bot"], {})}
+           for i, r in enumerate(rows, 1)]
     return {"method": method, "rows": out, "tiebreaks": tiebreaks}
+
+
+def _pair_points(row: dict) -> dict:
+    """A rating row with its pairwise points named as such (standings count game points)."""
+    out = {k: v for k, v in row.items() if k != "points"}
+    out["pair_points"] = row.get("points")
+    return out
 
 
 def los_table(view: TournamentView, stage: int, method: str | None = None, samples: int = 0,
@@ -96,11 +106,15 @@ def los_table(view: TournamentView, stage: int, method: str | None = None, sampl
 
 
 def crosstable_report(view: TournamentView, stage: int) -> dict:
-    """Every bot of a stage against every other: {bots (in standings order), cells}."""
+    """Every bot of a stage against every other: {bots (in standings order), cells}.
+
+    A cell counts pairwise results (`pair_points`: a win over that opponent at any table is 1, a
+    shared rank ½), not the game points the standings count: see docs/ratings.md.
+    """
     bots = [r["bot"] for r in stage_standings(view, stage)]
     table = crosstable(view.stage_games(stage), bots)
     order = bots + [b for b in table if b not in bots]
-    cells = {a: {b: {"wins": c.wins, "draws": c.draws, "losses": c.losses, "points": c.points,
+    cells = {a: {b: {"wins": c.wins, "draws": c.draws, "losses": c.losses, "pair_points": c.points,
                      "games": c.games} for b, c in row.items()} for a, row in table.items()}
     return {"bots": order, "cells": cells}
 

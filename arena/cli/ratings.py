@@ -174,7 +174,7 @@ def crosstable(
     stage: Annotated[Optional[int], typer.Option(min=1, help="Only this stage (default: every stage).")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
-    """Every bot against every other: pairwise points and games, as a chess crosstable."""
+    """Every bot against every other: pair points and games, as a chess crosstable."""
     from arena import rating_reports  # numpy and scipy: loaded only when needed
 
     try:
@@ -191,28 +191,30 @@ def crosstable(
         return
     if format is OutputFormat.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(("stage", "bot", "opponent", "points", "games", "wins", "draws", "losses"))
+        writer.writerow(("stage", "bot", "opponent", "pair_points", "games", "wins", "draws",
+                         "losses"))
         for s, x in tables:
             for a in x["bots"]:
                 for b in x["bots"]:
                     if a != b:
                         c = x["cells"][a][b]
                         writer.writerow((s["stage"], safe_cell(a), safe_cell(b),
-                                         whole_number(c["points"]), c["games"], c["wins"],
+                                         whole_number(c["pair_points"]), c["games"], c["wins"],
                                          c["draws"], c["losses"]))
         return
     for s, x in tables:
         bots = x["bots"]
         table = new_table(f"{t['name']} — {s['game']} crosstable (stage {s['stage']}; "
-                          f"points/games against each opponent)", "#", "bot",
+                          f"pair points/games against each opponent)", "#", "bot",
                           *(str(i) for i in range(1, len(bots) + 1)), "total",
                           right=(*(str(i) for i in range(1, len(bots) + 1)), "total"))
         for i, a in enumerate(bots, 1):
             cells = []
             for b in bots:
                 c = x["cells"][a].get(b)
-                cells.append("—" if c is None else f"{plain_number(c['points'])}/{c['games']}" if c["games"] else "")
-            points = sum(c["points"] for c in x["cells"][a].values())
+                cells.append("—" if c is None else
+                             f"{plain_number(c['pair_points'])}/{c['games']}" if c["games"] else "")
+            points = sum(c["pair_points"] for c in x["cells"][a].values())
             games = sum(c["games"] for c in x["cells"][a].values())
             table.add_row(str(i), printable(a), *cells, f"{plain_number(points)}/{games}")
         console.print(table)

@@ -331,10 +331,11 @@ class VersionActivity:
             [bot_id])]
         ratings = [dict(r) for r in store.db.query(
             "select r.tournament_id, t.name tournament, r.stage, r.method, r.rating, r.lo, r.hi, "
-            "r.games from ratings r join tournaments t on t.id = r.tournament_id "
+            "r.games, r.flag from ratings r join tournaments t on t.id = r.tournament_id "
             "where r.bot_id = ? order by r.tournament_id desc, r.stage, r.method", [bot_id])]
         pooled = [dict(r) for r in store.db.query(
-            "select scope_kind, scope_id, method, rating, lo, hi, games, score_pct, computed_at "
+            "select scope_kind, scope_id, method, rating, lo, hi, games, score_pct, flag, "
+            "computed_at "
             "from pooled_ratings where bot_id = ? order by scope_kind, scope_id, method",
             [bot_id])]
         failures = [dict(r) for r in store.db.query(

@@ -154,7 +154,7 @@ def test_crosstable_is_pairwise_and_antisymmetric(two):
         for b in report["bots"]:
             if a != b:
                 assert cells[a][b]["games"] == cells[b][a]["games"]
-                assert cells[a][b]["points"] + cells[b][a]["points"] == cells[a][b]["games"]
+                assert cells[a][b]["pair_points"] + cells[b][a]["pair_points"] == cells[a][b]["games"]
                 assert cells[a][b]["wins"] == cells[b][a]["losses"]
     # Totals agree with the stored ratings' pairwise records.
     wins = {r["bot"]: r["wins"] for r in store.ratings(1, "bt")}
