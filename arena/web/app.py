@@ -75,8 +75,8 @@ class ORJSONResponse(JSONResponse):
 
 
 def _number(value, digits: int | None = None) -> str:
-    """A number for a table cell: exact as the CLI shows it (24.5, not 24), or `digits` decimals
-    when given (ratings: `num(0)`); blank for None."""
+    """A number for a table cell: points as the CLI shows them (24.5, not 24; 7/3 as 2.333), or
+    `digits` decimals when given (ratings: `num(0)`); blank for None."""
     if value is None or value == "":
         return ""
     try:
@@ -85,7 +85,9 @@ def _number(value, digits: int | None = None) -> str:
         return str(value)
     if digits is not None:
         return f"{x:.{digits}f}"
-    # As the CLI's plain_number: a half point or a third is a result, never rounded away.
+    # As `arena tournament show` prints points: a half or a third is a result, never rounded away
+    # (24.5, 2.333), while float noise is (3 decimals).
+    x = round(x, 3)
     return str(int(x)) if x.is_integer() else f"{x:g}"
 
 

@@ -45,3 +45,11 @@ def test_an_open_interval_end_shows_as_infinity(client, store):
         assert r["flag"] in ("all wins", "all losses", "no losses vs rest", "no wins vs rest")
     html = _html(client, "/leaderboard/xeri")
     assert "−∞ – " in html or " – +∞" in html
+
+
+def test_thirds_show_as_the_cli_shows_them():
+    from arena.web.app import _number
+
+    assert [_number(x) for x in (24.5, 2.5, 3.5, 7 / 3, 3.0, 1532.4567)] == \
+        ["24.5", "2.5", "3.5", "2.333", "3", "1532.46"]
+    assert _number(1532.4567, 0) == "1532" and _number(None) == ""
