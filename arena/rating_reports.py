@@ -109,7 +109,7 @@ def crosstable_report(view: TournamentView, stage: int) -> dict:
     """Every bot of a stage against every other: {bots (in standings order), cells}.
 
     A cell counts pairwise results (`pair_points`: a win over that opponent at any table is 1, a
-    shared rank ½), not the game points the standings count: see docs/ratings.md.
+    shared rank ½), not the game points the standings count: see docs/numbers.md.
     """
     bots = [r["bot"] for r in stage_standings(view, stage)]
     table = crosstable(view.stage_games(stage), bots)
