@@ -90,6 +90,10 @@ def config_digest(config: TournamentConfig) -> str:
     for key, default in LATER_KEYS.items():
         if data.get(key) == default:
             data.pop(key, None)
+    for stage in data.get("stages", []):
+        for key, default in LATER_STAGE_KEYS.items():
+            if stage.get(key) == default:
+                stage.pop(key, None)
     for limits in (data.get("limits"), *(b.get("limits") for b in data.get("bots", []))):
         if isinstance(limits, dict):
             for key in LATER_LIMITS:
@@ -100,6 +104,7 @@ def config_digest(config: TournamentConfig) -> str:
 
 
 LATER_KEYS = {"bot_user": "seat", "allow_unconfined": False}
+LATER_STAGE_KEYS = {"weight": 1.0}
 LATER_LIMITS = ("tmp_mb", "cpu_cores")
 
 

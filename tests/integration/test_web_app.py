@@ -185,8 +185,8 @@ def test_an_event_shows_overall_standings_and_each_stage(client, store):
     html = _html(client, f"/tournaments/{tid}")
     data = _json(client, f"/api/tournaments/{tid}")
     assert data["event"] is True and "Overall standings" in html
-    assert [(r["bot"], r["points"]) for r in data["overall"]] == \
-        [(r["bot"], r["points"]) for r in event_standings(TournamentView.load(store, tid))]
+    assert [(r["bot"], r["score"]) for r in data["overall"]] == \
+        [(r["bot"], r["score"]) for r in event_standings(TournamentView.load(store, tid))]
     assert {r["bot"] for r in data["overall"]} == {"first", "rand", "rand-2", "rand-3"}
     assert [s["game"] for s in data["stages"]] == ["xeri", "crosswalk"]
     for stage in data["stages"]:
