@@ -162,6 +162,7 @@ def event_standings(view: TournamentView) -> list[dict]:
                               "rank": cell.rank if cell else None,
                               "points": cell.points if cell else None,
                               "maximum": cell.maximum if cell else None,
+                              "share": cell.share if cell else None,
                               "contribution": cell.contribution if cell else None})
         out.append({"rank": r.rank, "entry": r.entry, "bot": names[r.entry], "score": r.score,
                     "stage_wins": r.stage_wins, "game_points": r.game_points,

@@ -41,18 +41,19 @@ Stage standings
       equal on all of these share a rank (competition ranking, "1224") and are listed by entry.
 
 Multi-game events (`overall_standings`)
-    Each stage counts by its share of the stage, so a stage of 21 matches per bot weighs no more
-    than one of 4:
+    Each stage counts by a bot's share of it, so a stage of 21 matches per bot weighs no more than
+    one of 4:
     - A stage's maximum is the most match points a bot of it could have scored in what has been
       played: the largest, over the stage's bots, of matches + byes × `bye_points` (a match is
       worth at most 1 match point). When every bot has played every round, that is the stage's
       rounds per bot (a gauntlet's candidates play more matches than its field, and set it).
-    - A bot's contribution from a stage is weight × match points / the stage's maximum: with the
-      default `weight = 1`, its share of the stage in [0, 1]. A stage whose maximum is 0 (nothing
-      played yet) contributes 0 to everyone.
-    - Its overall score is the sum of its contributions, in [0, sum of the weights]. A bot left
-      out of a stage (its manifest does not list the game) contributes 0 there, as one that lost
-      every match would: the event scores every stage.
+    - A bot's share of a stage is its match points / the stage's maximum, in [0, 1].
+    - Its overall score is the weighted mean of its shares over the stages it plays (weights:
+      each stage's `weight`, default 1), in [0, 1]. A bot left out of a stage (its manifest does
+      not list the game) is scored over the stages it plays, so a bot that plays one game is
+      compared on that game; a stage not played yet (or with a maximum of 0) counts for nobody,
+      and a bot whose stages all weigh 0 scores 0. Its contribution from a stage is weight ×
+      share / the sum of the weights of its stages; the contributions add up to the score.
     Ties are broken by stage wins (stages it ranked 1st, shared firsts included), then by the sum
     of its stage game points, then by its best stage rank; bots equal on all of these share a
     rank. Within one stage the share orders bots exactly as its match points do.
@@ -365,9 +366,10 @@ class StageShare:
 
     rank: int
     points: float  # its match points in the stage
-    maximum: float  # the stage's maximum
+    maximum: float  # the stage's maximum (0: nothing played, the stage does not count)
     weight: float
-    contribution: float  # weight × points / maximum (0 when the maximum is 0)
+    share: float  # points / maximum
+    contribution: float  # weight × share / the weights of the bot's counted stages
 
 
 @dataclass(frozen=True)
@@ -402,11 +404,12 @@ def overall_standings(stages: Sequence[tuple], entrants: int) -> list[OverallRow
 
     Each stage is (name, rows, left-out entries[, weight[, bye_points]]); weight and bye_points
     default to 1. Rows use event-level entry indices. A stage whose rows are None (not played
-    yet) and a bot without a row in a stage (left out of it) give None for that stage and add
-    nothing.
+    yet) and a bot without a row in a stage (left out of it) give None for that stage.
     """
-    per_stage: list[list[StageShare | None]] = [[] for _ in range(entrants)]
-    score = [Fraction(0)] * entrants
+    # Per bot and stage: (row, weight, share) while the weights of its stages are summed.
+    cells: list[list[tuple[StandingRow, Fraction, Fraction, Fraction] | None]] = \
+        [[] for _ in range(entrants)]
+    weights = [Fraction(0)] * entrants
     games = [Fraction(0)] * entrants
     wins = [0] * entrants
     best: list[int | None] = [None] * entrants
@@ -428,16 +431,30 @@ def overall_standings(stages: Sequence[tuple], entrants: int) -> list[OverallRow
         for entry in range(entrants):
             row = by_entry.get(entry)
             if row is None:
-                per_stage[entry].append(None)
+                cells[entry].append(None)
                 continue
-            points = exact_points(row.match_points)
-            share = weight * points / maximum if maximum else Fraction(0)
-            per_stage[entry].append(StageShare(row.rank, row.match_points, float(maximum),
-                                               float(weight), float(share)))
-            score[entry] += share
+            share = exact_points(row.match_points) / maximum if maximum else Fraction(0)
+            cells[entry].append((row, maximum, weight, share))
+            if maximum:
+                weights[entry] += weight
             games[entry] += exact_points(row.game_points)
             wins[entry] += row.rank == 1
             best[entry] = row.rank if best[entry] is None else min(best[entry], row.rank)
+
+    score = [Fraction(0)] * entrants
+    per_stage: list[tuple[StageShare | None, ...]] = []
+    for entry in range(entrants):
+        shares = []
+        for cell in cells[entry]:
+            if cell is None:
+                shares.append(None)
+                continue
+            row, maximum, weight, share = cell
+            part = weight * share / weights[entry] if maximum and weights[entry] else Fraction(0)
+            score[entry] += part
+            shares.append(StageShare(row.rank, row.match_points, float(maximum), float(weight),
+                                     float(share), float(part)))
+        per_stage.append(tuple(shares))
 
     def key(entry: int) -> tuple:
         # A bot that played no stage has no best rank; it sorts after every ranked one.
@@ -447,12 +464,12 @@ def overall_standings(stages: Sequence[tuple], entrants: int) -> list[OverallRow
     ranked = sorted(range(entrants), key=lambda e: (key(e), e))
     out: list[OverallRow] = []
     for position, entry in enumerate(ranked):
-        shares = position > 0 and key(ranked[position - 1]) == key(entry)
+        level = position > 0 and key(ranked[position - 1]) == key(entry)
         out.append(OverallRow(
-            entry=entry, rank=out[-1].rank if shares else position + 1,
+            entry=entry, rank=out[-1].rank if level else position + 1,
             score=float(score[entry]), stage_wins=wins[entry],
             game_points=float(games[entry]), best_rank=best[entry],
-            stages=tuple(per_stage[entry])))
+            stages=per_stage[entry]))
     return out
 
 

@@ -131,8 +131,9 @@ def _overall_table(title: str, rows: list[dict]):
         for s in r["stages"]:
             if s["maximum"] is not None:
                 maxima[s["stage"]] = s["maximum"]
-    table.caption = ("score: the sum over stages of weight × match points / the stage's maximum "
-                     "(cells: rank: match points → contribution; left out counts 0); "
+    table.caption = ("score: the weighted mean over the stages a bot plays of its share, match "
+                     "points / the stage's maximum (cells: rank: match points → contribution, "
+                     "weight × share / the weights of its stages); "
                      + "; ".join(f"{s['stage']}. {_safe(s['name'])}: weight {_num(s['weight'])}, "
                                  f"maximum {_num(maxima.get(s['stage']))}" for s in stages))
     table.caption_justify = "left"

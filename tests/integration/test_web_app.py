@@ -192,7 +192,7 @@ def test_an_event_shows_overall_standings_and_each_stage(client, store):
     overall = html[html.index('id="overall-table"'):html.index("</table>", html.index('id="overall-table"'))]
     played = sum(1 for r in data["overall"] for c in r["stages"] if c["rank"] is not None)
     assert overall.count(" → ") == played > 0
-    assert "weight × match points / the stage's maximum" in html
+    assert "weighted mean over the stages a bot plays of its share" in html
     assert [s["game"] for s in data["stages"]] == ["xeri", "crosswalk"]
     for stage in data["stages"]:
         assert f'id="stage-{stage["stage"]}"' in html

@@ -484,8 +484,9 @@ def row(entry, rank, match_points, game_points, matches=4, byes=0):
 
 
 def shares(out, entry):
-    """(rank, points, maximum, weight, contribution) per stage of one bot (None when absent)."""
-    return tuple(None if s is None else (s.rank, s.points, s.maximum, s.weight, s.contribution)
+    """(rank, points, maximum, weight, share, contribution) per stage of one bot (None: absent)."""
+    return tuple(None if s is None else (s.rank, s.points, s.maximum, s.weight, s.share,
+                                         s.contribution)
                  for s in by_entry(out)[entry].stages)
 
 
@@ -493,12 +494,13 @@ def test_overall_standings_with_a_left_out_bot():
     a = [row(1, 1, 3.0, 5.0), row(0, 2, 2.0, 4.0), row(2, 3, 1.0, 3.0)]
     b = [row(0, 1, 2.0, 3.0), row(1, 2, 1.0, 1.0)]  # bot 2 left out of stage B
     out = overall_standings([("A", a, ()), ("B", b, (2,))], 3)
-    # Both stages' maximum is 4 (4 matches). Scores: 0: 2/4 + 2/4 = 1, 1: 3/4 + 1/4 = 1,
-    # 2: 1/4 (0 from B). Stage wins: 0 one (B), 1 one (A). Game points decide: 0: 7 over 1: 6.
+    # Both stages' maximum is 4 (4 matches). Scores, the mean share over the stages played:
+    # 0: (2/4 + 2/4) / 2 = 1/2, 1: (3/4 + 1/4) / 2 = 1/2, 2: 1/4 (A only). Stage wins: 0 one (B),
+    # 1 one (A). Game points decide: 0: 7 over 1: 6.
     assert [(r.entry, r.rank, r.score, r.stage_wins, r.game_points, r.best_rank) for r in out] == [
-        (0, 1, 1.0, 1, 7.0, 1), (1, 2, 1.0, 1, 6.0, 1), (2, 3, 0.25, 0, 3.0, 3)]
-    assert shares(out, 2) == ((3, 1.0, 4.0, 1.0, 0.25), None)
-    assert shares(out, 0) == ((2, 2.0, 4.0, 1.0, 0.5), (1, 2.0, 4.0, 1.0, 0.5))
+        (0, 1, 0.5, 1, 7.0, 1), (1, 2, 0.5, 1, 6.0, 1), (2, 3, 0.25, 0, 3.0, 3)]
+    assert shares(out, 2) == ((3, 1.0, 4.0, 1.0, 0.25, 0.25), None)
+    assert shares(out, 0) == ((2, 2.0, 4.0, 1.0, 0.5, 0.25), (1, 2.0, 4.0, 1.0, 0.5, 0.25))
 
 
 def test_overall_tiebreaks_stage_wins_then_best_rank():
@@ -540,21 +542,21 @@ SHORT = [row(1, 1, 4.0, 8.0, matches=4), row(0, 2, 0.0, 0.0, matches=4)]
 
 def test_a_long_stage_no_longer_outweighs_a_short_one():
     out = overall_standings([("long", LONG, ()), ("short", SHORT, ())], 2)
-    # Bot 1: 10/21 + 4/4 = 31/21; bot 0 (random): 15/21 + 0/4 = 15/21.
+    # Bot 1: (10/21 + 4/4) / 2 = 31/42; bot 0 (random): (15/21 + 0/4) / 2 = 15/42.
     assert [(r.entry, r.rank) for r in out] == [(1, 1), (0, 2)]
-    assert by_entry(out)[1].score == pytest.approx(31 / 21)
-    assert by_entry(out)[0].score == pytest.approx(15 / 21)
+    assert by_entry(out)[1].score == pytest.approx(31 / 42)
+    assert by_entry(out)[0].score == pytest.approx(15 / 42)
     assert [s.maximum for s in by_entry(out)[0].stages] == [21.0, 4.0]
 
 
 def test_default_weights_count_every_stage_equally():
-    # Winning every match of a stage gives 1, however many matches the stage has.
+    # Winning every match of a stage gives a share of 1, however many matches the stage has.
     out = overall_standings([("long", [row(0, 1, 21.0, 42.0, matches=21),
                                        row(1, 2, 0.0, 0.0, matches=21)], ()),
                              ("short", [row(1, 1, 4.0, 8.0, matches=4),
                                         row(0, 2, 0.0, 0.0, matches=4)], ())], 2)
-    assert [r.score for r in out] == [1.0, 1.0]
-    assert {s.weight for r in out for s in r.stages} == {1.0}
+    assert [r.score for r in out] == [0.5, 0.5]
+    assert {(s.weight, s.contribution) for r in out for s in r.stages} == {(1.0, 0.5), (1.0, 0.0)}
     config = parse_config({"name": "e", "bots": [{"name": "a", "command": ["x"]},
                                                   {"name": "b", "command": ["y"]}],
                            "stages": [{"game": "xeri"}, {"game": "crossfire"}]})
@@ -563,11 +565,12 @@ def test_default_weights_count_every_stage_equally():
 
 def test_explicit_weights_change_the_order_as_computed_by_hand():
     out = overall_standings([("long", LONG, (), 5.0), ("short", SHORT, (), 1.0)], 2)
-    # Bot 0: 5 × 15/21 = 25/7 ≈ 3.571; bot 1: 5 × 10/21 + 1 × 4/4 = 71/21 ≈ 3.381.
+    # Weighted means, weights 5 and 1: bot 0: (5 × 15/21 + 1 × 0/4) / 6 = 25/42 ≈ 0.595;
+    # bot 1: (5 × 10/21 + 1 × 4/4) / 6 = 71/126 ≈ 0.563.
     assert [(r.entry, r.rank) for r in out] == [(0, 1), (1, 2)]
-    assert by_entry(out)[0].score == pytest.approx(25 / 7)
-    assert by_entry(out)[1].score == pytest.approx(71 / 21)
-    assert [s.contribution for s in by_entry(out)[1].stages] == pytest.approx([50 / 21, 1.0])
+    assert by_entry(out)[0].score == pytest.approx(25 / 42)
+    assert by_entry(out)[1].score == pytest.approx(71 / 126)
+    assert [s.contribution for s in by_entry(out)[1].stages] == pytest.approx([50 / 126, 1 / 6])
     # A stage of weight 0 is shown but adds nothing: the short stage alone decides.
     out = overall_standings([("long", LONG, (), 0.0), ("short", SHORT, ())], 2)
     assert [(r.entry, r.score) for r in out] == [(1, 1.0), (0, 0.0)]
@@ -583,6 +586,20 @@ def test_byes_count_towards_the_stage_maximum_and_an_empty_stage_gives_nothing()
     out = overall_standings([("none", [row(0, 1, 0.0, 0.0, matches=0),
                                        row(1, 1, 0.0, 0.0, matches=0)], ())], 2)
     assert [r.score for r in out] == [0.0, 0.0]
+
+
+def test_a_bot_left_out_of_stages_is_scored_on_the_stages_it_plays():
+    # Four one-stage specialists each win their game (3 of 3), a random bot plays all four and
+    # scores half in each: it has the most match points (6 to 3), but the specialists lead.
+    stages = [(f"s{s}", [row(s, 1, 3.0, 6.0, matches=3), row(4, 2, 1.5, 3.0, matches=3)],
+               tuple(b for b in range(4) if b != s)) for s in range(4)]
+    out = overall_standings(stages, 5)
+    assert [(r.entry, r.rank, r.score) for r in out] == [
+        (0, 1, 1.0), (1, 1, 1.0), (2, 1, 1.0), (3, 1, 1.0), (4, 5, 0.5)]
+    assert [s.contribution for s in by_entry(out)[4].stages] == [0.125] * 4
+    # A stage not played yet counts for nobody.
+    out = overall_standings([*stages, ("later", None, ())], 5)
+    assert by_entry(out)[4].score == 0.5 and by_entry(out)[4].stages[-1] is None
 
 
 @pytest.mark.parametrize("weight", [-1.0, float("nan"), float("inf"), "2", True])
