@@ -159,7 +159,8 @@ def seat_firsts(rounds: list[list[tuple[int, tuple[int, ...]]]], entrants: int,
             for bot in group:
                 seen[bot] += 1
             # First seat to the bot furthest below its pro-rata share of firsts so far (a bot's
-            # groups come unevenly: bot 0's early, the top bots' late), so all end within one.
+            # groups come unevenly: bot 0's early, the top bots' late), so all end within one
+            # (version 1's fields; the resolvable schedule balances firsts by a b-matching).
             start = min(range(seats), key=lambda pos: (firsts[group[pos]] * seats - seen[group[pos]],
                                                       (pos - index) % seats))
             firsts[group[start]] += 1
@@ -191,6 +192,8 @@ def resolvable_schedule(entrants: int, seats: int) -> tuple[tuple[tuple[int, ...
     # A group giving 1/k to each member meets it exactly, so some choice keeps every bot between
     # the floor and the ceiling of it: fill every bot to the floor first, then to the ceiling.
     share = Fraction(comb(entrants - 1, seats - 1), seats)
+    # Each group offers its bots starting from a position that turns with its rank, so the greedy
+    # pass does not favour the lowest-numbered bots.
     members = [list(rotate(g, rank_combination(g, entrants))) for g in groups]
     first = _one_each(members, dict.fromkeys(range(entrants), floor(share)), complete=False)
     first = _one_each(members, dict.fromkeys(range(entrants), ceil(share)), first)
