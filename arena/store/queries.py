@@ -387,3 +387,21 @@ def check_schema(store: Store) -> None:
         raise StoreError(f"not an Arena database: {store.path}: {exc}") from None
     finally:
         reference.db.conn.close()
+
+
+# -- bots' logs per game --------------------------------------------------------------------------
+
+
+def game_log_lines(store: Store, game_id: str) -> list[dict]:
+    """A game's bots' stderr lines, in the order they came, each with the ply it came in.
+
+    Rows: seat, bot, ply (the move the bot was asked for; the number of moves for lines after
+    the last), line_no (counting dropped lines), text. Empty for a game recorded before per-game
+    logs or whose bots wrote nothing to stderr; `game_log_counts` says what was dropped.
+    """
+    return store.game_logs(game_id)
+
+
+def game_log_counts(store: Store, game_id: str) -> dict[int, dict]:
+    """Per seat that wrote to stderr in a game: bot, lines, bytes, dropped_lines, dropped_bytes."""
+    return {row["seat"]: row for row in store.game_log_counts(game_id)}
