@@ -145,3 +145,20 @@ def test_a_resume_after_a_kill_records_each_games_logs_once(tmp_path):
     assert all(whole for *_, whole in got["whole"])
     games = query(killed, "select count(*) from games")[0][0]
     assert query(killed, "select count(distinct game_id) from game_log_counts")[0][0] == games
+
+
+def test_run_and_show_end_with_the_forfeits_per_bot_and_reason_and_the_failures_command(tmp_path):
+    config = write_tournament(tmp_path, bots=[chatty(crash=1), manifest_bot("random")], deals=2,
+                              max_failures=3, options={"rounds": 1}, time={"move_ms": 5000})
+    db = tmp_path / "runs.db"
+    out = runner.invoke(app, ["run", str(config), "--db", str(db), "--executor", "serial", "-q"])
+    assert out.exit_code == 0, out.output
+    shown = runner.invoke(app, ["tournament", "show", "1", "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    for output in (out.output, shown.output):
+        lines = [line.rstrip() for line in output.splitlines()]
+        start = lines.index("forfeits: 4 games")
+        rows = [line.strip("│ ").split(" │ ") for line in lines[start:] if line.startswith("│")]
+        assert [[cell.strip() for cell in row] for row in rows] == [
+            ["chatty", "crash", "3"], ["chatty", "failure_budget", "1"]]
+        assert lines[-1] == f"each forfeit with its bot's stderr in that game: arena failures 1 --db {db}"
