@@ -3,42 +3,22 @@ lines beside the move they came at (arena.web.replay.move_list through the real 
 
 from __future__ import annotations
 
-import random
 import re
 
 import pytest
 from starlette.testclient import TestClient
 
-from arena.games import new_game
-from arena.match import GameRecord, MatchResult, Move
 from arena.store import Store
 from arena.web import create_app
 from arena.web.replay import move_list
-
-MOVES = 6
+from tests.support.game_logs import MOVES, record_logged_game
 
 
 @pytest.fixture
 def db(tmp_path):
     """One recorded Xeri game of six moves whose bots logged at known plies, one line hostile,
-    and seat 1's log with its middle dropped."""
-    store = Store(tmp_path / "logs.db")
-    bots = {"a": store.add_bot("a"), "b": store.add_bot("b")}
-    tid = store.create_tournament("logs", "xeri", "round_robin", 2, 1, {}, {}, list(bots.values()))
-    state, rng, moves = new_game("xeri", {}, 2, 5), random.Random(2), []
-    for step in range(MOVES):
-        seat = state.to_act()[0]
-        action = rng.choice(state.legal_actions(seat))
-        moves.append(Move(step, seat, action, 1.5))
-        state.apply({seat: action})
-    logs = [(0, 0, 0, "a starts"), (0, 2, 1, "<b>a thinks about ply 2</b>"),
-            (1, 1, 0, "b at ply 1"), (1, 5, 40, "b after dropping"), (1, MOVES, 41, "b ends")]
-    record = GameRecord(game_id="g", ordinal=0, deal=0, rotation=0, seed=5, seats=["a", "b"],
-                        teams=[[0], [1]], scores=[0.0, 0.0], ranks=[1, 2], termination="crash",
-                        culprit=1, detail="the bot exited", evidence="exit code 3",
-                        duration_ms=1.0, moves=moves, logs=logs,
-                        log_counts=[(0, 2, 40, 0, 0), (1, 42, 4000, 39, 3900)])
-    store.record_match(tid, 1, 1, "xeri", {}, MatchResult("m", [record], {}, 1.0), bots)
+    and seat 1's log with its middle dropped (tests/support/game_logs.py)."""
+    state = record_logged_game(tmp_path / "logs.db")
     return tmp_path / "logs.db", state
 
 
