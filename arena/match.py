@@ -361,6 +361,8 @@ class MatchRunner:
             return {}
         logs = {}
         for seat, b in enumerate(plan.seating):
+            if self.spec.bots[b].in_process:
+                continue  # no stderr: nothing to keep, nothing to pay per move
             player = self.players[b]
             if player is not None:
                 player.drain_log()
