@@ -1,11 +1,14 @@
-"""What per-game bot logs cost: games per second with and without them, and database bytes.
+"""What per-game bot logs cost: games per second with and without them, the runner's
+CPU per game, and database bytes.
 
     python bench/logs_bench.py [--matches 6] [--deals 2] [--repeats 3]
 
 Real subprocess bots (a chatty Python bot against the built-in random bot, Xeri, two seats):
 each match is played by arena.match.MatchRunner with its per-game logs on (each stderr line kept
 with its ply: arena.players.gamelog) and off (only the match's stderr, as before), alternately,
-`--repeats` times; the best rate of each is printed with their ratio. Bots:
+`--repeats` times; the best rate of each is printed with their ratio, and the least CPU time the
+runner's own process took per game (the bots' processes not counted: on a loaded machine the
+steadier figure of what the logs cost the runner). Bots:
 
 - quiet:  writes nothing to stderr (the cost of looking: one non-blocking read per move)
 - chatty: a line of ~60 bytes at every move
@@ -71,15 +74,17 @@ def spec(folder: Path, mode: str, number: int, deals: int) -> MatchSpec:
                      plans, TIME)
 
 
-def play(specs: list[MatchSpec], logs: bool) -> tuple[float, list]:
-    """Play the matches one after another: (games per second, results)."""
+def play(specs: list[MatchSpec], logs: bool) -> tuple[float, float, list]:
+    """Play the matches one after another: (games per second, the runner's own CPU ms per game
+    (its process, not the bots'), results)."""
     results, games = [], 0
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for s in specs:
         result = asyncio.run(MatchRunner(s, game_logs=logs).run())
         games += len(result.games)
         results.append(result)
-    return games / (time.perf_counter() - started), results
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return games / wall, cpu * 1000 / games, results
 
 
 def db_bytes(folder: Path, name: str, results: list, keep_logs: bool) -> tuple[int, int]:
@@ -116,18 +121,21 @@ def main() -> None:
         print(f"{args.matches} matches x {2 * args.deals} Xeri games, best of {args.repeats}")
         for mode in ("quiet", "chatty", "flood"):
             specs = [spec(folder, mode, n, args.deals) for n in range(args.matches)]
-            check = play(specs[:1], True)[1][0].games[0]
+            check = play(specs[:1], True)[2][0].games[0]
             if check.termination != "normal":
                 sys.exit(f"the {mode} bot does not play: {check.termination} {check.detail}")
             best = {True: 0.0, False: 0.0}
+            cpu = {True: float("inf"), False: float("inf")}
             for _ in range(args.repeats):
                 for logs in (False, True):
-                    rate, results = play(specs, logs)
-                    best[logs] = max(best[logs], rate)
+                    rate, ms, results = play(specs, logs)
+                    best[logs], cpu[logs] = max(best[logs], rate), min(cpu[logs], ms)
                     if logs:
                         kept[mode] = results
-            print(f"  {mode:<7} without per-game logs {best[False]:7.1f} games/s, with "
-                  f"{best[True]:7.1f} games/s: ratio {best[True] / best[False]:.3f}")
+            print(f"  {mode:<7} without per-game logs {best[False]:6.1f} games/s "
+                  f"({cpu[False]:5.1f} ms runner CPU a game), with {best[True]:6.1f} games/s "
+                  f"({cpu[True]:5.1f} ms): ratio {best[True] / best[False]:.3f} "
+                  f"(CPU {cpu[True] / cpu[False]:.3f})")
         print("database bytes per game (vacuumed; moves, seats and the match's stderr in both)")
         for mode, results in kept.items():
             with_logs, games = db_bytes(folder, f"{mode}-with", results, True)

@@ -26,7 +26,8 @@ class GameLog:
         self.head: list[tuple[int, int, str]] = []
         self.head_bytes = 0
         self.head_open = True  # lines still go to the head (none has overflowed it yet)
-        self.tail: deque[tuple[int, int, str, int]] = deque()  # (…, its size in bytes)
+        # (line_no, ply, raw bytes, size): decoded only if kept to the end (most are dropped)
+        self.tail: deque[tuple[int, int, bytes, int]] = deque()
         self.tail_bytes = 0
         self.lines = 0  # every line seen, kept or not
         self.bytes = 0
@@ -40,14 +41,10 @@ class GameLog:
         if self.partial:
             chunk = bytes(self.partial) + chunk
             self.partial.clear()
-        start = 0
-        while True:
-            end = chunk.find(b"\n", start)
-            if end < 0:
-                break
-            self._piecewise(chunk[start:end], 1)
-            start = end + 1
-        rest = chunk[start:]
+        lines = chunk.split(b"\n")
+        rest = lines.pop()
+        for raw in lines:
+            self._piecewise(raw, 1)
         while len(rest) > LOG_LINE:  # a flood with no line end is still bounded and counted
             self._line(rest[:LOG_LINE], 0)
             rest = rest[LOG_LINE:]
@@ -67,7 +64,7 @@ class GameLog:
     def rows(self) -> list[tuple[int, int, str]]:
         """The kept lines, `(line_no, ply, text)`, in the order they came (numbers count dropped
         lines too, so a gap shows where lines were dropped)."""
-        return self.head + [row[:3] for row in self.tail]
+        return self.head + [(number, ply, _text(raw)) for number, ply, raw, _ in self.tail]
 
     def _piecewise(self, raw: bytes, newline: int) -> None:
         while len(raw) > LOG_LINE:
@@ -80,17 +77,20 @@ class GameLog:
         number = self.lines
         self.lines += 1
         self.bytes += size
-        text = raw.decode("utf-8", "replace").rstrip("\r")
         if self.head_open:
             if self.head_bytes + size <= self.head_limit:
-                self.head.append((number, self.ply, text))
+                self.head.append((number, self.ply, _text(raw)))
                 self.head_bytes += size
                 return
             self.head_open = False
-        self.tail.append((number, self.ply, text, size))
+        self.tail.append((number, self.ply, raw, size))
         self.tail_bytes += size
         while self.tail_bytes > self.tail_limit:
             dropped = self.tail.popleft()
             self.tail_bytes -= dropped[3]
             self.dropped_lines += 1
             self.dropped_bytes += dropped[3]
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace").rstrip("\r")
