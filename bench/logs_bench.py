@@ -17,8 +17,14 @@ steadier figure of what the logs cost the runner). Bots:
 Then the database: the same match results recorded into two on-disk stores, one with the
 per-game logs and one without, vacuumed; bytes per game of each and the ratio.
 
-Figures (2 shared noisy cores, 2026-12-03): see the report of the commit that added this script;
-the per-move read is in the noise for a quiet bot.
+Figures (`--matches 10 --repeats 7`, 2 shared cores under load, 2026-12-03; rates vary ±15 %
+run to run, the runner's CPU less):
+
+- quiet:  23.6 → 24.1 games/s (ratio 1.02), runner CPU 7.9 → 8.1 ms a game: in the noise.
+- chatty: 23.9 → 22.8 games/s (0.95), CPU 8.6 → 8.5 ms; +1,536 B a game in the database
+  (10,138 → 11,674 B: ×1.15).
+- flood:  22.0 → 20.0 games/s (0.91), CPU 10.2 → 14.8 ms (1 MB of lines split, 80 KB kept);
+  +105 KB a game in the database (the 80 KB kept and their keys: ×5.1).
 """
 
 from __future__ import annotations
