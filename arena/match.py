@@ -20,6 +20,7 @@ from arena.failures import Termination
 from arena.games import forfeit_ranks, make_options, new_game
 from arena.players import make_player
 from arena.players.base import UNFINISHED, BotSpec, Player, exchange
+from arena.players.gamelog import GameLog
 from arena.protocol import ActRequest, GameEnd, GameStart, TimeControl, short_repr
 
 
@@ -80,6 +81,11 @@ class GameRecord:
     evidence: str
     duration_ms: float
     moves: list[Move] = field(default_factory=list)
+    # Each bot's stderr lines in this game, `(seat, ply, line_no, text)`, bounded per seat (the
+    # head and tail of arena.players.gamelog), and per seat that logged
+    # `(seat, lines, bytes, dropped_lines, dropped_bytes)`; in-process bots have none.
+    logs: list[tuple[int, int, int, str]] = field(default_factory=list)
+    log_counts: list[tuple[int, int, int, int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -125,8 +131,14 @@ def run_match(spec: MatchSpec) -> MatchResult:
 class MatchRunner:
     """Plays the games of one match with one set of players, restarting failed bots."""
 
-    def __init__(self, spec: MatchSpec, wrap: Callable[[Player], Player] | None = None):
+    def __init__(self, spec: MatchSpec, wrap: Callable[[Player], Player] | None = None,
+                 game_logs: bool = True):
         self.spec = spec
+        # Whether each game keeps its bots' stderr lines with their ply (off: only the match's
+        # log, as before; bench/logs_bench.py measures the difference).
+        self.keep_game_logs = game_logs
+        self.game_logs: dict[int, GameLog] = {}  # by bot (table index): the current game's
+        self.opened: list[tuple[GameRecord, dict[int, GameLog]]] = []  # by seat, per game
         self.wrap = wrap  # e.g. a transcript recorder around each player
         self.options = make_options(spec.game, spec.options)
         self.options_json = self.options.model_dump(mode="json")
@@ -147,6 +159,7 @@ class MatchRunner:
         finally:
             for i in range(len(self.players)):
                 await self._retire(i)
+        self._seal_logs()
         logs = {name: "".join(parts) for name, parts in self.logs.items() if "".join(parts)}
         return MatchResult(self.spec.match_id, games, logs, (time.perf_counter() - started) * 1000,
                            ready=self.ready)
@@ -163,6 +176,7 @@ class MatchRunner:
         t0 = time.perf_counter()
         failure: tuple[int, BotError] | None = None
         told: list[int] = []  # the bots that got this game's game_start, and so get its game_end
+        logs = self._open_logs(plan, record)
         for b in plan.seating:  # the bank is per game: every game starts with a full one
             self.banks[b] = float(spec.time.bank_ms)
         # Start (or restart) the players this game needs, in seat order, so failures are stable.
@@ -182,8 +196,10 @@ class MatchRunner:
                 break
         step = 0
         while failure is None and (acting := state.to_act()):
-            failure = await self._step(state, plan, acting, step, record)
+            failure = await self._step(state, plan, acting, step, record, logs)
             step += 1
+        for seat, log in logs.items():  # what comes from now on: after the last move
+            self._log_at(plan.seating[seat], log, len(record.moves))
         record.duration_ms = (time.perf_counter() - t0 - starting) * 1000
         scores = state.scores()
         if failure is None:
@@ -211,11 +227,14 @@ class MatchRunner:
                     await self._fail(b)  # it will be restarted for its next game if allowed
         return record
 
-    async def _step(self, state, plan: GamePlan, acting: list[int], step: int, record: GameRecord):
+    async def _step(self, state, plan: GamePlan, acting: list[int], step: int, record: GameRecord,
+                    logs: dict[int, GameLog]):
         """Ask every acting seat at once; apply the actions or return the first failure by seat."""
         legal = {seat: state.legal_actions(seat) for seat in acting}
         requests = {}
-        for seat in acting:
+        for index, seat in enumerate(acting):
+            if seat in logs:
+                self._log_at(plan.seating[seat], logs[seat], len(record.moves) + index)
             self.request_id += 1
             requests[seat] = ActRequest(
                 plan.game_id, self.request_id, state.observation_json(seat), legal[seat],
@@ -312,6 +331,7 @@ class MatchRunner:
         if self.wrap:
             player = self.wrap(player)
         self.players[b] = player
+        player.log_to(self.game_logs.get(b))  # its start-up lines belong to the game it starts for
         ready = await player.start()
         if ready is not None:
             self.ready.setdefault(self.spec.bots[b].name, (ready.name, ready.version))
@@ -329,6 +349,53 @@ class MatchRunner:
         text = player.log()
         if text:
             self.logs[player.name].append(text)
+
+
+    def _open_logs(self, plan: GamePlan, record: GameRecord) -> dict[int, GameLog]:
+        """A fresh GameLog per seat of this game, by seat; each running bot's lines go there now.
+
+        A bot's lines since its last game's end (what it wrote on game_end) are taken first and
+        stay with that game.
+        """
+        if not self.keep_game_logs:
+            return {}
+        logs = {}
+        for seat, b in enumerate(plan.seating):
+            if self.spec.bots[b].in_process:
+                continue  # no stderr: nothing to keep, nothing to pay per move
+            player = self.players[b]
+            if player is not None:
+                player.drain_log()
+            logs[seat] = self.game_logs[b] = GameLog()
+            if player is not None:
+                player.log_to(logs[seat])
+        self.opened.append((record, logs))
+        return logs
+
+    def _log_at(self, b: int, log: GameLog, ply: int) -> None:
+        """Lines of bot `b` from now on are at `ply`; what it wrote so far stays at the ply before.
+
+        The one point a log's ply moves: a bot's lines written while it thought (read now, or
+        during the wait for its answer) stay with the move it thought about, and lines written
+        while others were asked (at game_start, say) with the ply they came in.
+        """
+        if log.ply != ply:
+            player = self.players[b]
+            if player is not None:
+                player.drain_log()
+            log.ply = ply
+
+    def _seal_logs(self) -> None:
+        """Put each game's kept lines and counts into its record (every player is closed now)."""
+        for record, logs in self.opened:
+            for seat, log in logs.items():
+                log.finish()
+                if not log.lines:
+                    continue
+                record.logs.extend((seat, ply, number, text) for number, ply, text in log.rows())
+                record.log_counts.append((seat, log.lines, log.bytes, log.dropped_lines,
+                                          log.dropped_bytes))
+        self.opened = []
 
 
 def _short(value: Any, limit: int = 200) -> str:

@@ -261,6 +261,18 @@ def _runner_errors(view: TournamentView, stage: int, upto: int | None) -> list[d
             if upto is None or r["round"] <= upto]
 
 
+def forfeit_summary(report: dict) -> list[dict]:
+    """A tournament report's forfeits counted per bot and reason over its stages: bot, reason,
+    games; the most first (then by bot and reason)."""
+    counts: dict[tuple[str, str], int] = {}
+    for stage in report["stages"]:
+        for forfeit in stage["forfeits"]:
+            key = (forfeit["bot"] or "", forfeit["reason"])
+            counts[key] = counts.get(key, 0) + 1
+    return [{"bot": bot, "reason": reason, "games": n}
+            for (bot, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
 def tournament_report(view: TournamentView, round_no: int | None = None,
                       stage: int | None = None) -> dict:
     """Everything `arena tournament show` prints: standings, pairings, deals, forfeits, errors."""

@@ -78,6 +78,14 @@ class RecordingPlayer(Player):
         """The inner player's stderr."""
         return self.inner.log()
 
+    def log_to(self, game_log) -> None:
+        """The inner player's stderr lines go to `game_log`."""
+        self.inner.log_to(game_log)
+
+    def drain_log(self) -> None:
+        """Take the inner player's stderr so far."""
+        self.inner.drain_log()
+
 
 def record_transcript(game: str, bots: list[BotSpec], options: dict | None = None,
                       seed: int = 1, time: TimeControl | None = None) -> list[dict]:

@@ -355,10 +355,10 @@ def stderr_tail(text: str | None, lines: int = TAIL_LINES, chars: int = TAIL_CHA
 
 
 def failure_rows(store, tournament_id: int) -> list[dict]:
-    """Each forfeit of a tournament, in game order, with the culprit's stderr tail from that match.
+    """Each forfeit of a tournament, in game order, with the culprit's stderr tail in that game.
 
-    A bot's log is kept per match (every process it ran in the match, one after the other), so
-    the tail is that of its last process in the match: the one that failed in its last forfeit.
+    A game recorded before per-game logs has only its match's log (every process the bot ran in
+    the match, one after the other): its tail is that of the bot's last process in the match.
     """
     return [{"game": r["game_id"], "match": r["match_id"], "bot": r["bot"], "reason": r["reason"],
              "detail": r["detail"], "evidence": r["evidence"], "stderr_tail": stderr_tail(r["stderr"])}

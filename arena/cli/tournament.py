@@ -11,6 +11,7 @@ import io
 import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 from enum import Enum
@@ -205,6 +206,26 @@ def show(
         _print_forfeits(label, st)
         _print_errors(label, st)
     _print_node_events(report.get("node_events") or [])
+    print_forfeit_summary(report, db)
+
+
+def print_forfeit_summary(report: dict, db: Path) -> None:
+    """When games were forfeited: how many per bot and reason, then the command that lists each
+    one with its bot's stderr in that game."""
+    rows = reports.forfeit_summary(report)
+    if not rows:
+        return
+    total = sum(r["games"] for r in rows)
+    table = new_table(f"forfeits: {total} game{'s' if total != 1 else ''}", "bot", "reason",
+                      "games", right=("games",))
+    for r in rows:
+        table.add_row(_safe(r["bot"]), _safe(r["reason"]), str(r["games"]))
+    console.print(table)
+    command = ["arena", "failures", str(report["tournament"]["id"])]
+    if db != Path("arena.db"):
+        command += ["--db", str(db)]
+    console.print(f"each forfeit with its bot's stderr in that game: {shlex.join(command)}",
+                  soft_wrap=True, highlight=False, markup=False)
 
 
 def ran_on(node: str | None, host: str | None) -> str:
@@ -450,3 +471,4 @@ def print_summary(db: Path, tournament_id: int) -> None:
             console.print(_sprt_line(test), highlight=False, markup=False)
     if event and report["overall"] is not None:
         console.print(_overall_table(f"{t['name']} — overall standing", report["overall"]))
+    print_forfeit_summary(report, db)

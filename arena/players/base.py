@@ -113,6 +113,15 @@ class Player(ABC):
         """What the bot wrote to stderr so far (bounded)."""
         return ""
 
+    def log_to(self, game_log: Any) -> None:  # noqa: B027 (optional hook)
+        """Send the bot's stderr lines from now on to `game_log` too (a GameLog; None: stop).
+
+        A player without stderr (an in-process bot) ignores it.
+        """
+
+    def drain_log(self) -> None:  # noqa: B027 (optional hook)
+        """Take what the bot has written to stderr so far, without waiting (before a ply ends)."""
+
 
 class _Unfinished:
     """The marker of an act the hot path hands over to act() (it needs the event loop)."""

@@ -30,6 +30,7 @@ from arena.errors import (
 
 # `exchange` is the hot path every player takes part in; imported here for the callers of old.
 from arena.players.base import PENDING, UNFINISHED, BotSpec, Player, exchange  # noqa: F401
+from arena.players.gamelog import GameLog
 from arena.players.launch import (
     REAPER_SIGNAL,
     SAFE_PATH,
@@ -183,6 +184,7 @@ class ProcessPlayer(Player):
         self._eof = False  # the bot's stdout is closed (or it was seen to close it in the sandbox)
         self._stdin = self._stdout = self._stderr_fd = -1
         self._stderr = _StderrBuffer()
+        self._game_log: GameLog | None = None  # where stderr lines also go, with their ply
         self._stderr_done: asyncio.Future | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sent = 0  # request_id of the last act sent (`exchange` may hand it to act())
@@ -398,8 +400,7 @@ class ProcessPlayer(Player):
                 )
             # A late answer to an earlier request: never applied. Say so in the bot's log,
             # where its author (and `arena bot check`) will look.
-            self._stderr.add(f"\n{STALE_NOTE} {msg.request_id} while waiting for "
-                             f"{request_id}\n".encode())
+            self._note(f"{STALE_NOTE} {msg.request_id} while waiting for {request_id}")
             return _STALE
         raise BadMessage(f"expected action, got {msg.type}", self.last_line)
 
@@ -449,6 +450,19 @@ class ProcessPlayer(Player):
         """The bot's stderr so far: head and tail, bounded."""
         return self._stderr.text()
 
+    def log_to(self, game_log: GameLog | None) -> None:
+        """Send the bot's stderr lines from now on to `game_log` too, at its current ply."""
+        self._game_log = game_log
+
+    def drain_log(self) -> None:
+        """Take what the bot has written to stderr so far, without waiting.
+
+        Called when a ply's answer is in: a bot that logs, then answers, has its lines in the pipe
+        by then, so they go to that ply and not the next.
+        """
+        if self._stderr_fd >= 0:
+            self._drain_stderr()
+
     def pids(self) -> dict[int, str]:
         """The live processes of this bot now ({pid: start time}), for tests and diagnostics."""
         return self._family()
@@ -489,7 +503,7 @@ class ProcessPlayer(Player):
         ms = (time.perf_counter() - started) * 1000
         said = (f"did not read its input: {self._taken:,} of {len(data):,} bytes of {what} "
                 f"taken in {ms:,.0f} ms")
-        self._stderr.add(f"\narena: {said}\n".encode())
+        self._note(f"arena: {said}")
         return BotInputStalled(f"did not read {what.split()[0]} within {limit * 1000:,.0f} ms "
                                f"(its stdin pipe stayed full)", said)
 
@@ -720,6 +734,14 @@ class ProcessPlayer(Player):
                     self._stderr_done.set_result(None)
                 return
             self._stderr.add(chunk)
+            if self._game_log is not None:
+                self._game_log.feed(chunk)
+
+    def _note(self, text: str) -> None:
+        """A line of the runner's own in the bot's log (the match's and the game's)."""
+        self._stderr.add(f"\n{text}\n".encode())
+        if self._game_log is not None:
+            self._game_log.note(text)
 
     def _close_stdin(self) -> None:
         if self._stdin >= 0:

@@ -75,6 +75,7 @@ class MatchRows:
                 f"select id, attempts from matches where status = 'error' and id in "
                 f"({', '.join('?' * len(part))})", part).fetchall())
         new_matches, games, seats, moves, logs, match_bots, deals = [], [], [], [], [], [], []
+        game_logs, game_log_counts = [], []
         for item in items:
             result = item.result
             mid = result.match_id
@@ -105,6 +106,11 @@ class MatchRows:
                                   ranks[seat]))
                 moves.extend((gid, ply, m.step, m.seat, dumps(m.action, option=sort).decode(),
                               m.ms) for ply, m in enumerate(game_moves))
+                if g.log_counts:  # records from before per-game logs have the default: none
+                    game_logs.extend((gid, seat, number, ply, text)
+                                     for seat, ply, number, text in g.logs)
+                    game_log_counts.extend((gid, seat, g.seats[seat], *counts)
+                                           for seat, *counts in g.log_counts)
             logs.extend((mid, bot, text) for bot, text in result.logs.items())
             if item.score is not None:
                 score, names = item.score, item.names
@@ -120,6 +126,9 @@ class MatchRows:
                 ("game_seats", ("game_id", "seat", "bot_id", "bot", "team", "score", "rank"), seats),
                 ("moves", ("game_id", "ply", "step", "seat", "action", "ms"), moves),
                 ("bot_logs", ("match_id", "bot", "stderr"), logs),
+                ("game_logs", ("game_id", "seat", "line_no", "ply", "text"), game_logs),
+                ("game_log_counts", ("game_id", "seat", "bot", "lines", "bytes", "dropped_lines",
+                                     "dropped_bytes"), game_log_counts),
                 ("match_bots", ("match_id", "position", "bot_id", "bot", "entry", "game_points",
                                 "match_points", "partners"), match_bots),
                 ("deals", ("match_id", "deal", "bot_id", "bot", "points", "games"), deals)):
@@ -199,6 +208,25 @@ class MatchRows:
             for m in self.db["moves"].rows_where("game_id = ?", [game_id], order_by="ply")
         ]
         return game
+
+    def game_logs(self, game_id: str) -> list[dict]:
+        """A game's bots' stderr lines in the order they came: seat, bot, ply, line_no, text.
+
+        `ply` is the move the bot was asked for when the line came (lines after the last move
+        have the number of moves); line numbers count the dropped lines too. Empty for a game
+        recorded before per-game logs (its bots' stderr is the match's, `bot_logs`).
+        """
+        return list(self.db.query(
+            "select l.seat, s.bot, l.ply, l.line_no, l.text from game_logs l "
+            "join game_seats s on s.game_id = l.game_id and s.seat = l.seat "
+            "where l.game_id = ? order by l.ply, l.seat, l.line_no", [game_id]))
+
+    def game_log_counts(self, game_id: str) -> list[dict]:
+        """Per seat that wrote to stderr in a game: seat, bot, lines, bytes, dropped_lines,
+        dropped_bytes (what was dropped between the kept head and tail)."""
+        return list(self.db.query(
+            "select seat, bot, lines, bytes, dropped_lines, dropped_bytes from game_log_counts "
+            "where game_id = ? order by seat", [game_id]))
 
     def failures(self, tournament_id: int) -> list[dict]:
         """The forfeited games of a tournament, with reason and evidence."""

@@ -119,16 +119,42 @@ def export_rows(store: Store, tournament_id: int) -> Iterator[tuple[tuple, list,
 
 
 def forfeits_with_logs(store: Store, tournament_id: int) -> list[dict]:
-    """A tournament's forfeited games in game order, each with the culprit's stderr in that match.
+    """A tournament's forfeited games in game order, each with the culprit's stderr in that game.
 
-    Rows: game_id, match_id, stage, bot, reason, detail, evidence, stderr.
+    Rows: game_id, match_id, stage, bot, reason, detail, evidence, stderr. The stderr is the
+    game's own (its last GAME_STDERR_LINES lines); for a game recorded before per-game logs, the
+    culprit's stderr in the whole match, as it was kept then.
     """
-    return list(store.db.query(
+    rows = [dict(r) for r in store.db.query(
         "select g.id game_id, g.match_id, g.stage, g.culprit_bot bot, g.termination reason, "
-        "g.detail, g.evidence, l.stderr from games g left join bot_logs l "
+        "g.detail, g.evidence, g.culprit_seat, l.stderr from games g left join bot_logs l "
         "on l.match_id = g.match_id and l.bot = g.culprit_bot "
         "where g.tournament_id = ? and g.termination != 'normal' order by g.ordinal, g.id",
-        [tournament_id]))
+        [tournament_id])]
+    return [{k: v for k, v in r.items() if k != "culprit_seat"} for r in _game_stderr(store, rows)]
+
+
+GAME_STDERR_LINES = 50  # lines of a forfeit's own stderr read for its tail
+
+
+def _game_stderr(store: Store, rows: list[dict]) -> list[dict]:
+    """Forfeit rows (game_id, match_id, bot, culprit_seat, stderr: the match's) with `stderr`
+    made the culprit's own lines in that game, where the match has per-game logs of that bot.
+
+    A match recorded before per-game logs has none of its bot's lines per game: its stderr stays
+    the match's. One that has them and none in this game: the bot wrote nothing in it.
+    """
+    for row in rows:
+        logged = store.db.execute(
+            "select 1 from game_log_counts c join games g on g.id = c.game_id "
+            "where g.match_id = ? and c.bot = ? limit 1", [row["match_id"], row["bot"]]).fetchone()
+        if logged is None:
+            continue
+        lines = store.db.execute(
+            "select text from game_logs where game_id = ? and seat = ? order by line_no desc "
+            "limit ?", [row["game_id"], row["culprit_seat"], GAME_STDERR_LINES]).fetchall()
+        row["stderr"] = "".join(text + "\n" for (text,) in reversed(lines))
+    return rows
 
 
 def bot_starts(store: Store, tournament_id: int) -> list[dict]:
@@ -338,13 +364,14 @@ class VersionActivity:
             "computed_at "
             "from pooled_ratings where bot_id = ? order by scope_kind, scope_id, method",
             [bot_id])]
-        failures = [dict(r) for r in store.db.query(
+        failures = [{k: v for k, v in r.items() if k not in ("match_id", "bot", "culprit_seat")}
+                    for r in _game_stderr(store, [dict(r) for r in store.db.query(
             "select g.id game_id, g.tournament_id, g.termination reason, g.detail, g.evidence, "
-            "g.recorded_at, l.stderr from games g "
+            "g.recorded_at, g.match_id, s.bot, g.culprit_seat, l.stderr from games g "
             "join game_seats s on s.game_id = g.id and s.seat = g.culprit_seat "
             "left join bot_logs l on l.match_id = g.match_id and l.bot = s.bot "
             "where s.bot_id = ? and g.termination != 'normal' "
-            "order by g.recorded_at desc, g.ordinal desc limit 10", [bot_id])]
+            "order by g.recorded_at desc, g.ordinal desc limit 10", [bot_id])])]
         last = [dict(r) for r in store.db.query(
             "select g.id, g.tournament_id, g.game, g.termination, g.recorded_at, s.seat, s.rank, "
             "s.score from game_seats s join games g on g.id = s.game_id where s.bot_id = ? "
@@ -389,3 +416,21 @@ def check_schema(store: Store) -> None:
         raise StoreError(f"not an Arena database: {store.path}: {exc}") from None
     finally:
         reference.db.conn.close()
+
+
+# -- bots' logs per game --------------------------------------------------------------------------
+
+
+def game_log_lines(store: Store, game_id: str) -> list[dict]:
+    """A game's bots' stderr lines, in the order they came, each with the ply it came in.
+
+    Rows: seat, bot, ply (the move the bot was asked for; the number of moves for lines after
+    the last), line_no (counting dropped lines), text. Empty for a game recorded before per-game
+    logs or whose bots wrote nothing to stderr; `game_log_counts` says what was dropped.
+    """
+    return store.game_logs(game_id)
+
+
+def game_log_counts(store: Store, game_id: str) -> dict[int, dict]:
+    """Per seat that wrote to stderr in a game: bot, lines, bytes, dropped_lines, dropped_bytes."""
+    return {row["seat"]: row for row in store.game_log_counts(game_id)}

@@ -19,7 +19,7 @@ from arena.errors import StoreError
 if TYPE_CHECKING:
     from arena.store.store import Store
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 _UNWRITABLE = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM)
 MIGRATIONS: dict[int, Callable[[Any], None]] = {}  # number -> function(store), 1 upwards
 
@@ -350,6 +350,31 @@ def _migration_8(store: Store) -> None:
          "recorded_at": str},
         foreign_keys=[("tournament_id", "tournaments", "id")])
     store.db["node_events"].create_index(["tournament_id"])
+
+
+GAME_LOGS_TABLE = """create table [game_logs] (
+   [game_id] TEXT NOT NULL REFERENCES [games]([id]),
+   [seat] INTEGER NOT NULL,
+   [line_no] INTEGER NOT NULL,
+   [ply] INTEGER NOT NULL,
+   [text] TEXT NOT NULL,
+   PRIMARY KEY ([game_id], [seat], [line_no])
+) WITHOUT ROWID"""
+
+
+@migration(9)
+def _migration_9(store: Store) -> None:
+    """Bots' stderr per game: each line with the ply it came in (the head and tail of each bot's
+    log in each game are kept), and per game and seat how many lines and bytes it wrote and how
+    many of them were dropped.
+
+    Games recorded before have no rows here: their bots' stderr is the match's, in bot_logs.
+    """
+    store.db.conn.execute(GAME_LOGS_TABLE)
+    store.db.create_table("game_log_counts",
+        {"game_id": str, "seat": int, "bot": str, "lines": int, "bytes": int,
+         "dropped_lines": int, "dropped_bytes": int},
+        pk=("game_id", "seat"), foreign_keys=[("game_id", "games", "id")])
 
 
 if sorted(MIGRATIONS) != list(range(1, SCHEMA_VERSION + 1)):

@@ -214,12 +214,15 @@ def _replay_call(request: Request, fn_name: str, *args):
 def game_page(request: Request) -> Response:
     """The replay viewer of one game (the template and its data come from arena.web.replay)."""
     game_id, meta = _replay_call(request, "game_meta")
+    # The final position and every move with the bots' log lines, drawn on the server: the page
+    # reads without JavaScript, which then steps through it.
+    moves = _replay_call(request, "move_list")[1]
     try:
         request.app.state.templates.get_template("replay.html")
     except jinja2.TemplateNotFound:
         raise HTTPException(404, "the replay viewer is not installed") from None
     return request.app.state.templates.TemplateResponse(
-        request, "replay.html", {"game_id": game_id, "meta": meta,
+        request, "replay.html", {"game_id": game_id, "meta": meta, "moves": moves,
                                  "page_data": {"api": f"/api/games/{game_id}", "live": False}})
 
 

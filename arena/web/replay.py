@@ -19,7 +19,7 @@ from itertools import groupby
 from arena.errors import ConfigError, StoreError, UnknownGameError
 from arena.games import get_game, new_game
 from arena.store import Store
-from arena.store.queries import game_row, game_seats, move_counts
+from arena.store.queries import game_log_counts, game_log_lines, game_row, game_seats, move_counts
 
 
 def parse_view(view: str, num_seats: int) -> int | None:
@@ -122,3 +122,62 @@ def replay_data(store: Store, game_id: str, view: str, check: bool = False) -> d
         "termination": game["termination"],
         "frames": frames,
     }
+
+
+def move_list(store: Store, game_id: str) -> dict:
+    """A stored game's moves in order with the bots' stderr lines beside the move they came at,
+    and its final position: what the replay page shows without JavaScript.
+
+    `moves`: per move `ply`, `step` (the frame that shows it, from 1), `seat`, `bot`, `action`
+    (compact JSON text), `ms` and `logs`, the lines (`seat`, `bot`, `text`, and `dropped` on the
+    marker where the middle of a long log was dropped) that came while that move was asked for;
+    `after`: the lines that came after the last move; `final`: the full view's fields as text,
+    and `scores`, of the position the moves lead to; `lines`: how many log lines there are.
+    """
+    game = store.load_game(game_id)
+    bots = {s["seat"]: s["bot"] for s in game["seats"]}
+    at_ply: dict[int, list[dict]] = {}
+    last_line: dict[int, int] = {}
+    counts = game_log_counts(store, game_id)
+    lines = game_log_lines(store, game_id)
+    for row in lines:
+        seat = row["seat"]
+        if row["line_no"] > last_line.get(seat, -1) + 1 and seat in counts:
+            dropped = counts[seat]
+            at_ply.setdefault(row["ply"], []).append({
+                "seat": seat, "bot": row["bot"], "dropped": True,
+                "text": f"[… {dropped['dropped_lines']:,} lines ({dropped['dropped_bytes']:,} "
+                        f"bytes) of its log dropped here …]"})
+        last_line[seat] = row["line_no"]
+        at_ply.setdefault(row["ply"], []).append(
+            {"seat": seat, "bot": row["bot"], "text": row["text"]})
+    state = new_game(game["game"], game["options"], game["num_seats"], game["seed"])
+    moves = []
+    for step_no, (_, step) in enumerate(groupby(game["moves"], key=lambda m: m["step"]), 1):
+        step = list(step)
+        for m in step:
+            moves.append({"ply": m["ply"], "step": step_no, "seat": m["seat"],
+                          "bot": bots.get(m["seat"], ""), "action": _compact(m["action"]),
+                          "ms": m["ms"], "logs": at_ply.pop(m["ply"], [])})
+        try:
+            state.apply({m["seat"]: m["action"] for m in step})
+        except Exception as exc:  # noqa: BLE001 - any engine refusal means the same thing
+            raise StoreError(f"replay of {game_id} fails at step {step_no}: {exc}") from None
+    after = [line for ply in sorted(at_ply) for line in at_ply[ply]]
+    view = state.full_view()
+    final = [{"key": key, "value": _plain(value)} for key, value in view.items()]
+    return {"moves": moves, "after": after, "final": final, "scores": list(state.scores()),
+            "steps": len({m["step"] for m in moves}), "lines": len(lines)}
+
+
+def _compact(value) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _plain(value) -> str:
+    """A view field as short text: a list of plain values as words, anything else as JSON."""
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return " ".join(str(v) for v in value) if value else "—"
+    if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+        return " | ".join(_plain(v) for v in value)  # per seat: "5H JH KS | 2C 9D"
+    return value if isinstance(value, str) else _compact(value)

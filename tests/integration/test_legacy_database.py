@@ -114,6 +114,23 @@ def test_it_stays_a_plain_sqlite_file_with_the_same_tables(legacy_db):
     assert before <= tables
 
 
+def test_games_recorded_before_per_game_logs_fall_back_to_the_matchs_stderr(legacy_db):
+    from arena.cli.ratings import failure_rows
+    from arena.store import Store
+
+    # The legacy crasher wrote nothing to stderr: give one of its matches a log as old code kept.
+    conn = sqlite3.connect(legacy_db)
+    conn.execute("insert or replace into bot_logs (match_id, bot, stderr) values "
+                 "('t1-st1-r1-m2', 'crasher', 'loading\nboom at line 313\n')")
+    conn.commit()
+    conn.close()
+    store = Store(legacy_db)
+    assert store.game_logs("t1-st1-r1-m2-d0-s0") == []
+    assert store.game_log_counts("t1-st1-r1-m2-d0-s0") == []
+    rows = [r for r in failure_rows(store, 1) if r["match"] == "t1-st1-r1-m2"]
+    assert len(rows) == 4 and {r["stderr_tail"] for r in rows} == {"loading\nboom at line 313"}
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_read_commands_print_what_the_legacy_code_printed(name, legacy_db, monkeypatch):
     from typer.testing import CliRunner

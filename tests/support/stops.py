@@ -47,7 +47,7 @@ def start(config: Path, db: Path, *extra: str, cwd: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "arena", "run", str(config), "--db", str(db), "-q", *extra],
         stdout=out, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},  # the checkout
     )
 
 

@@ -281,3 +281,24 @@ def test_make_executor_and_choose_executor():
     assert choose_executor("auto", 10**6)[0] == ("ray" if MULTICORE else "serial")
     with pytest.raises(ConfigError, match="unknown executor"):
         choose_executor("fast", 10)
+
+
+def test_ray_results_carry_each_games_bot_logs(ray_ex):
+    # The lines travel back in the match's result (no shared file): as serially, ply for ply.
+    from tests.support.matches import spec_for
+    from tests.support.paths import FAKES
+
+    chatty = BotSpec(name="chatty", command=(sys.executable, str(FAKES / "chatty_bot.py")),
+                     workdir=str(FAKES))
+    spec = spec_for([chatty, random_bot("r", 1)])
+    [result] = list(ray_ex.run([spec]))
+    assert isinstance(result, MatchResult) and result.worker in ray_ex.nodes
+    with SerialExecutor() as serial:
+        [local] = list(serial.run([spec]))
+
+    def moves(outcome):
+        return [[(seat, ply, text) for seat, ply, _, text in g.logs if " move " in text]
+                for g in outcome.games]
+
+    assert moves(result) == moves(local) and all(moves(result))
+    assert all(g.log_counts and g.log_counts[0][3] == 0 for g in result.games)  # none dropped

@@ -115,6 +115,12 @@ def db(tmp_path_factory) -> Path:
 def server(db, tmp_path_factory):
     """The base URL of the app served by uvicorn in a thread, and whether it is the real app."""
     app, real = _app(db, tmp_path_factory.mktemp("standin"))
+    for url in _serve(app):
+        yield url, real
+
+
+def _serve(app):
+    """Serve `app` with uvicorn in a thread while the generator is suspended: its base URL."""
     port = _free_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -124,7 +130,7 @@ def server(db, tmp_path_factory):
         if time.monotonic() > deadline or not thread.is_alive():
             pytest.fail("the server did not start")
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", real
+    yield f"http://127.0.0.1:{port}"
     srv.should_exit = True
     thread.join(WAIT)
 
@@ -424,4 +430,37 @@ def test_four_seat_xeri_draws_four_hands_in_two_partnerships(driver, server, db)
                 card = frame["moves"][0]["action"]["card"]
                 assert driver.find_elements(
                     By.CSS_SELECTOR, f"#table .card.last-move[data-card='{card}']"), (view, step)
+    assert not js_errors(driver)
+
+
+@pytest.fixture(scope="module")
+def logs_server(tmp_path_factory):
+    """The real app over a database of one game whose bots logged at known plies."""
+    from arena.web import create_app
+    from tests.support.game_logs import record_logged_game
+
+    path = tmp_path_factory.mktemp("gamelogs") / "logs.db"
+    record_logged_game(path)
+    yield from _serve(create_app(path))
+
+
+def test_the_log_lines_of_a_step_show_beside_its_move(driver, logs_server):
+    from tests.support.game_logs import MOVES
+
+    assert open_replay(driver, logs_server, "g") == MOVES
+    press(driver, Keys.ARROW_RIGHT, 3)  # step 3: ply 2's move, seat 0 ("a") logged while asked
+    assert step_shown(driver) == 3
+    shown = wait(driver, lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR,
+                                                                    "#step-logs .log-line span")],
+                 "no log line beside the move")
+    assert shown == ["a", "<b>a thinks about ply 2</b>"]  # bot, line as text: no markup run
+    current = driver.find_elements(By.CSS_SELECTOR, "#move-list tr.current")
+    assert [row.get_attribute("data-ply") for row in current] == ["2"]
+    assert "a thinks about ply 2" in current[0].text
+    press(driver, Keys.END)  # the last step: its move's lines and those after the last move
+    texts = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#step-logs .log-text")]
+    assert texts[-1] == "b ends" and any("dropped" in t for t in texts)
+    driver.find_elements(By.CSS_SELECTOR, "#move-list tr.move-row")[1].click()
+    assert step_shown(driver) == 2
+    no_alert(driver)
     assert not js_errors(driver)

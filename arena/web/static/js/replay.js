@@ -4,6 +4,9 @@
 // scripts) and from GET /api/games/{id}/replay?view=... . Each game draws its table with a
 // renderer in /static/js/games/<game>.js, registered through ArenaReplay.register.
 // Every piece of stored text (bot names, actions) reaches the page through textContent only.
+// The server draws the final position and the move list with the bots' log lines (the page reads
+// without JavaScript); this script shows the controls, steps through the game, marks the current
+// step's rows in that list and copies their log lines beside the table.
 "use strict";
 
 (function () {
@@ -105,7 +108,14 @@
     const ui = {
       table: $("table"), counter: $("counter"), slider: $("step"), view: $("view"),
       play: $("play"), status: $("status"), scores: $("scores"), moves: $("last-moves"),
+      logs: $("step-logs"), list: $("move-list"),
     };
+    $("replay-controls").hidden = false;
+    if ($("replay-keys")) $("replay-keys").hidden = false;
+    const rows = ui.list ? Array.from(ui.list.querySelectorAll("tr.move-row")) : [];
+    for (const tr of rows) {
+      tr.addEventListener("click", () => { pause(); show(Number(tr.dataset.step)); });
+    }
     const renderer = renderers[meta.game];
     const cache = {};
     const state = { data: null, step: 0, timer: null, view: "full" };
@@ -175,6 +185,7 @@
       }
       renderScores(frame, ctx);
       renderMoves(frame, ctx);
+      renderLogs(step);
       if (step >= last()) pause();
     }
 
@@ -210,6 +221,28 @@
         ui.moves.appendChild(el("li", "ending", "Game ended: " + who + meta.termination +
           (meta.detail ? " (" + meta.detail + ")" : "")));
       }
+    }
+
+    // The rows of this step in the server's move list are marked; their log lines (what each
+    // bot wrote while it was asked for the move just applied) are copied beside the table.
+    function renderLogs(step) {
+      if (!ui.logs) return;
+      ui.logs.replaceChildren();
+      let lines = 0;
+      for (const tr of rows) {
+        const here = Number(tr.dataset.step) === step;
+        tr.classList.toggle("current", here);
+        if (!here) continue;
+        for (const line of tr.querySelectorAll(".log-line")) {
+          const item = el("li", line.className);
+          item.dataset.seat = line.dataset.seat;
+          add(item, el("span", "log-bot", line.querySelector(".log-bot").textContent),
+              el("span", "log-text", line.querySelector(".log-text").textContent));
+          ui.logs.appendChild(item);
+          lines += 1;
+        }
+      }
+      if (!lines) ui.logs.appendChild(el("li", "muted", "No log line at this step."));
     }
 
     function formatScore(value) {
