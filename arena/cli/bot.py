@@ -16,6 +16,7 @@ import typer
 from rich.markup import escape
 
 from arena.cli._app import DB_OPTION, app, console, err_console, fail, new_table
+from arena.cli.tables import WIDE_OPTION, WORDS
 from arena.errors import ArenaError, ConfigError
 
 bot_app = typer.Typer(
@@ -64,7 +65,8 @@ def add(path: Annotated[Path, typer.Argument(help="A bot folder with a manifest,
 
 @bot_app.command("list")
 def list_bots(db: Annotated[Path, DB_OPTION] = Path("arena.db"),
-              as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False) -> None:
+              as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
+              wide: Annotated[bool, WIDE_OPTION] = False) -> None:
     """List every registered bot version."""
     try:
         versions = _registry(db).versions()
@@ -75,7 +77,9 @@ def list_bots(db: Annotated[Path, DB_OPTION] = Path("arena.db"),
                           for x in versions], indent=2, ensure_ascii=False))
         return
     table = new_table(f"bots in {db}", "bot", "version", "status", "language", "author", "games",
-                      "hash", "added")
+                      "hash", "added", kinds={"games": WORDS},
+                      priorities={"status": 1, "games": 2, "language": 3, "author": 4, "hash": 5,
+                                  "added": 6})
     for v in versions:
         table.add_row(_safe(v.name), _safe(v.version), _safe(v.status), _safe(v.language),
                       _safe(v.author), _safe(", ".join(v.games) or "any"), v.content_hash[:8],
