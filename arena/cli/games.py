@@ -43,15 +43,16 @@ def conformance(
     """Run the conformance kit over every seat count and option set of the games."""
     from arena.conformance import case_id, check_all
 
+    # A case names its options: they wrap between options, never inside one.
     table = new_table("conformance", "case", "games", "steps", "moves/s",
-                      right=("games", "steps", "moves/s"))
+                      right=("games", "steps", "moves/s"), kinds={"case": WORDS})
     try:
         from arena.games import get_game
 
         for name in game or []:
             get_game(name)
         for case, report in check_all(game or None, games=games, seed=seed, seats=seats):
-            table.add_row(case_id(case), str(report.games), str(report.steps),
+            table.add_row(case_id(case).replace(",", ", "), str(report.games), str(report.steps),
                           f"{report.moves_per_second:,.0f}")
     except ArenaError as exc:
         if table.row_count:

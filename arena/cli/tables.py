@@ -168,8 +168,10 @@ class FittedTable(Table):
                 text.overflow = "fold"
                 row.append(text)
             inner.add_row(*row)
-        # Too narrow even for the columns that never fold: longer lines rather than cut numbers.
-        yield from console.render(inner, options.update_width(max(width, needed)))
+        if needed > width:  # too narrow even for the columns that never fold: one row a block
+            yield from self._records(console)
+            return
+        yield inner
         if folded:
             names = ", ".join(_cell_text(console, self.columns[i].header).plain for i in folded)
             # Options are written without spaces so that a wrapped line never splits one.
@@ -178,9 +180,22 @@ class FittedTable(Table):
             yield Text(f"left out to fit {width} columns: {names}; {how}")
 
 
+    def _records(self, console: Console) -> RenderResult:
+        """The table as one block of `header: value` lines per row (every column, none cut)."""
+        if self.title:
+            yield _cell_text(console, self.title)
+        headers = [_cell_text(console, c.header).plain for c in self.columns]
+        for r in range(self.row_count):
+            yield Text("")
+            for header, col in zip(headers, self.columns):
+                value = _cell_text(console, col._cells[r])
+                if value.plain:
+                    yield Text.assemble(f"{header}: ", value)
+
+
 class PagedMatrix:
     """A bot-against-bot matrix (crosstable, LOS): the opponent columns in as many blocks as the
-    width needs, each block with the rank and name of every row."""
+    width needs, each block with the rank, name and total of every row."""
 
     def __init__(self, title: str, labels: list[str], values: list[list[str]],
                  totals: list[str] | None = None, total_header: str = "total",
@@ -214,17 +229,12 @@ class PagedMatrix:
         while j < n:  # as many opponent columns as fit beside the row labels (at least one)
             block = [j]
             while j + len(block) < n:
-                trial = self._table("", block + [j + len(block)], False)
+                trial = self._table("", block + [j + len(block)], with_total)
                 if trial._plan(console, options.max_width, True)[2] > options.max_width:
                     break
                 block.append(j + len(block))
             blocks.append(block)
             j += len(block)
-        if with_total and self._table("", blocks[-1], True)._plan(
-                console, options.max_width, True)[2] > options.max_width:
-            blocks.append([])  # the totals get a block of their own
-        for k, block in enumerate(blocks):
-            last = k == len(blocks) - 1
-            part = (f"opponents {block[0] + 1}–{block[-1] + 1} of {n}" if block
-                    else self.total_header)
-            yield self._table(f"{self.title} ({part})", block, with_total and last)
+        for block in blocks:  # each block complete in itself: labels, its opponents, the totals
+            yield self._table(f"{self.title} (opponents {block[0] + 1}–{block[-1] + 1} of {n})",
+                              block, with_total)
