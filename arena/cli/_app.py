@@ -201,11 +201,12 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
     label = METHOD_LABELS.get(method, method)
     table = FittedTable(title=escape(f"{title} — {label}"), title_justify="left")
     extra_labels = [e.replace("_", " ") for e in extra]
-    # What folds first at a narrow width: the note, extras, tie-breaks, then W-D-L and points.
+    # What folds first at a narrow width: extras, tie-breaks, then W-D-L and points (the score
+    # says as much); the note (a rating's caveat, such as "all wins") stays with the rating.
     columns = [("#", 0), ("bot (version)", 0), ("rating", 0), *([("95 %", 1)] if intervals else []),
                ("games", 2), ("points", 4), ("W-D-L", 5), ("score %", 3),
                *((TIEBREAK_HEADERS.get(t, t), 6) for t in tiebreaks),
-               *((e, 7) for e in extra_labels), *([("note", 8)] if flags else [])]
+               *((e, 7) for e in extra_labels), *([("note", 2)] if flags else [])]
     for c, priority in columns:
         left = c in ("bot (version)", "note", "95 %")
         text = c == "note"
