@@ -241,14 +241,15 @@ def plain_number(x: float) -> str:
 
 def new_table(title: str, *columns: str, right: tuple[str, ...] = (),
               priorities: dict[str, int] | None = None,
-              kinds: dict[str, str] | None = None) -> FittedTable:
+              kinds: dict[str, str] | None = None,
+              groups: dict[str, str] | None = None) -> FittedTable:
     """A table fitted to the terminal (arena.cli.tables) with the given columns; those in `right`
     are right-aligned. `priorities` (0 never folds, higher folds sooner; default: the first two
-    never, then the rightmost first) and `kinds` (fixed, the default: never wrapped or cut;
-    words; text) by column header."""
+    never, then the rightmost first), `kinds` (fixed, the default: never wrapped or cut;
+    words; text) and `groups` (columns that fold together) by column header."""
     table = FittedTable(title=escape(title), title_justify="left")
     for col in columns:
         table.add_column(col, justify="right" if col in right else "left", overflow="fold",
                          kind=(kinds or {}).get(col, FIXED),
-                         priority=(priorities or {}).get(col))
+                         priority=(priorities or {}).get(col), group=(groups or {}).get(col))
     return table

@@ -89,15 +89,18 @@ class FittedTable(Table):
         super().__init__(*args, **kwargs)
         self.kinds: list[str] = []
         self.priorities: list[int] = []
+        self.groups: list[str | None] = []
 
     def add_column(self, header="", *args, kind: str = FIXED, priority: int | None = None,
-                   **kwargs) -> None:
+                   group: str | None = None, **kwargs) -> None:
         """A column: `kind` fixed, words or text; `priority` 0 never folds, higher folds sooner
-        (default: by position, the first two columns never)."""
+        (default: by position, the first two columns never); the columns of a `group` (W, D, L)
+        fold together."""
         super().add_column(header, *args, **kwargs)
         n = len(self.kinds)
         self.kinds.append(kind)
         self.priorities.append(priority if priority is not None else (0 if n < 2 else n))
+        self.groups.append(group)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         """Fitted tables take the width they are given, at most their natural width."""
@@ -132,8 +135,10 @@ class FittedTable(Table):
             for i in order:
                 if total([lows[j] for j in kept]) <= width:
                     break
-                kept.remove(i)
-                folded.append(i)
+                for j in list(kept):
+                    if j == i or (self.groups[i] is not None and self.groups[j] == self.groups[i]):
+                        kept.remove(j)
+                        folded.append(j)
         if wide:
             widths = [highs[i] for i in kept]
         else:

@@ -104,7 +104,8 @@ def _standings_table(title: str, stage: dict, compact: bool):
     # Match points and the first tie-breaks decide the ranking: they stay longest.
     priority = {"pts": 0, "game pts": 1, "M": 3, "W": 3, "D": 3, "L": 3, "byes": 4}
     priority.update({TIEBREAK_HEADERS[t]: 2 for t in breaks})
-    table = new_table(title, *cols, right=tuple(c for c in cols if c != "bot"), priorities=priority)
+    table = new_table(title, *cols, right=tuple(c for c in cols if c != "bot"), priorities=priority,
+                      groups=dict.fromkeys(("M", "W", "D", "L"), "record"))
     for r in stage["standings"]:
         cells = [str(r["rank"]), _safe(r["bot"]), _num(r["match_points"]), _num(r["game_points"])]
         if not compact:
