@@ -229,17 +229,22 @@ class PagedMatrix:
         if settings.wide or whole._plan(console, options.max_width, True)[2] <= options.max_width:
             yield whole
             return
-        blocks: list[list[int]] = []
-        j = 0
-        while j < n:  # as many opponent columns as fit beside the row labels (at least one)
-            block = [j]
-            while j + len(block) < n:
-                trial = self._table("", block + [j + len(block)], with_total)
-                if trial._plan(console, options.max_width, True)[2] > options.max_width:
-                    break
-                block.append(j + len(block))
-            blocks.append(block)
-            j += len(block)
+        # Every cell is fixed, so a column's width is its widest cell: blocks are cut by sums.
+        def width_of(cells: list[str]) -> int:
+            return max(cell_len(_cell_text(console, c).plain) for c in cells) + 3
+
+        fixed = 1 + width_of(["#", str(n)]) + width_of(["bot", *self.labels])
+        if with_total:
+            fixed += width_of([self.total_header, *self.totals])
+        widths = [width_of([str(j + 1), *(row[j] for row in self.values)]) for j in range(n)]
+        blocks: list[list[int]] = [[]]
+        used = fixed
+        for j in range(n):  # as many opponent columns as fit beside the row labels (at least one)
+            if blocks[-1] and used + widths[j] > options.max_width:
+                blocks.append([])
+                used = fixed
+            blocks[-1].append(j)
+            used += widths[j]
         for block in blocks:  # each block complete in itself: labels, its opponents, the totals
             yield self._table(f"{self.title} (opponents {block[0] + 1}–{block[-1] + 1} of {n})",
                               block, with_total)
