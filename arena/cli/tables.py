@@ -5,10 +5,16 @@ its widest cell and never wraps; a `words` column (a list of names) may wrap bet
 never inside one; a `text` column (notes, details, stderr) may wrap anywhere and is the first to
 fold. When the columns do not fit the width, those with the highest priority number fold away,
 rightmost first (priority 0 never folds), and a line under the table names them and says how to
-see them. `--wide` (`wide_option`) shows every column whatever the width.
+see them. `--wide` (`WIDE_OPTION`, on every table-printing command) shows every column whatever
+the width. A table too narrow even for its columns that never fold prints one block of
+`header: value` lines per row instead.
 
 A crosstable too wide for the terminal is printed in blocks of opponent columns, each with the
-row labels (`PagedMatrix`).
+row labels and totals (`PagedMatrix`).
+
+Tables are built as usual (`arena.cli._app.new_table`, `add_row`, `console.print`): the fitting
+happens when rich renders them, at the width it renders to (the console's: `COLUMNS`, or 80 when
+piped).
 """
 
 from __future__ import annotations
