@@ -1,34 +1,49 @@
-"""`arena bot check`: play a bot against the random bot in every game and seat count it claims.
+"""`arena bot check`: play a bot against the random bot in every game, seat count and option set
+that changes what it is sent.
 
-Each (game, seat count) is one match of real games with the tournament's time limits, the bot in
-every seat in turn. Every forfeit it causes becomes a problem in plain words, with its evidence and
-the tail of its stderr; the report also gives the median and worst time the bot took per move.
+Each (game, seat count, option set) is one match of real games with the tournament's time limits,
+the bot in every seat in turn. The option sets are the defaults and each value of each option a game
+declares in `GameType.protocol_options` (Crossfire's open rows, Battlefield Cribbage's teams), where
+the seat count allows it; `-o key=value` checks one set instead. Every forfeit the bot causes becomes
+a problem in plain words, with its evidence and the usual mistake behind it (arena.hints); the report
+also gives the median and worst time per move (a timed-out move counts at least its deadline), the
+games a match's failure budget left unplayed, and the bot's stderr: its size, last lines and
+warnings, clean or not.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import signal
 import statistics
 import threading
 import time as _time
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
+from typing import Any
 
 from arena.config import TimeConfig
-from arena.errors import ConfigError
+from arena.errors import ConfigError, GameOptionsError
 from arena.failures import Termination
-from arena.games import game_names, get_game
+from arena.games import game_names, get_game, new_game
+from arena.games.base import parse_options
+from arena.hints import hint, stderr_size, stderr_warnings
 from arena.match import GamePlan, MatchSpec, run_match
 from arena.players.base import BotSpec, random_bot
 from arena.players.process import STALE_NOTE
 from arena.protocol import TimeControl
 
 DEFAULT_DEALS = 2  # deals per (game, seats); each deal is played once with the bot in every seat
-STDERR_LINES = 12  # lines of the bot's stderr shown with a problem
+STDERR_LINES = 12  # last lines of the bot's stderr shown
 EVIDENCE_KEEP = 300  # characters of evidence shown per problem
 SLOW_SHARE = 0.5  # a move slower than this share of the limit earns a warning (load adds noise)
+# A timeout's evidence says how long the runner waited: that is the move's time.
+_WAITED = re.compile(r"no answer in (\d+) ms")
 
 # What each forfeit reason means for the bot's author.
 _WORDS = {
@@ -56,11 +71,13 @@ class Problem:
     detail: str
     evidence: str
     game_id: str
+    options: dict = field(default_factory=dict)
+    hint: str = ""  # the usual mistake behind it (arena.hints), when one fits
 
 
 @dataclass
 class Combo:
-    """The outcome of one (game, seats) match."""
+    """The outcome of one (game, seats, option set) match."""
 
     game: str
     seats: int
@@ -68,6 +85,15 @@ class Combo:
     clean_games: int
     moves: int
     seconds: float
+    options: dict = field(default_factory=dict)
+    not_played: int = 0  # games the failure budget left unplayed after the bot's first failure
+    timeouts: int = 0  # moves of the bot that timed out
+
+    @property
+    def label(self) -> str:
+        """`crossfire with 2 seats, open_rows=true`."""
+        return f"{self.game} with {self.seats} seats" + (
+            f", {options_label(self.options)}" if self.options else "")
 
 
 @dataclass
@@ -77,10 +103,23 @@ class CheckReport:
     bot: str
     combos: list[Combo] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    move_ms: list[float] = field(default_factory=list)
+    move_ms: list[float] = field(default_factory=list)  # timed-out moves count their wait
     stderr_tail: str = ""
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    stderr_bytes: int = 0
+    # Lines of the bot's stderr that look like warnings or errors, with how often each came.
+    stderr_warnings: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def timeouts(self) -> int:
+        """Moves of the bot that timed out."""
+        return sum(c.timeouts for c in self.combos)
+
+    @property
+    def not_played(self) -> int:
+        """Games not played because a match's failure budget ran out."""
+        return sum(c.not_played for c in self.combos)
 
     @property
     def clean(self) -> bool:
@@ -137,41 +176,116 @@ def stop_on_signals() -> Iterator[None]:
             signal.signal(sig, old)
 
 
-def combinations(claimed: list[str], game: str | None = None) -> list[tuple[str, int]]:
-    """The (game, seats) pairs to check: the claimed games (all when none), each seat count."""
+def options_label(options: dict) -> str:
+    """`open_rows=true, target=61`: an option set as `-o` takes it."""
+    return ", ".join(f"{k}={json.dumps(v)}" for k, v in options.items()) or "default options"
+
+
+def protocol_option_sets(game: str) -> list[dict]:
+    """{} and, for each option `game` declares in `protocol_options`, each of its other values."""
+    game_type = get_game(game).game_type
+    sets: list[dict] = [{}]
+    for name in game_type.protocol_options:
+        info = game_type.options_model.model_fields[name]
+        sets += [{name: v} for v in _option_values(game, name, info.annotation)
+                 if not (type(v) is type(info.default) and v == info.default)]
+    return sets
+
+
+def _option_values(game: str, name: str, annotation: Any) -> list:
+    if annotation is bool:
+        return [False, True]
+    if typing.get_origin(annotation) is typing.Literal:
+        return list(typing.get_args(annotation))
+    raise ValueError(f"{game}: protocol option {name} must be a bool or a Literal, "
+                     f"not {annotation}")
+
+
+def _seat_counts(game: str, options: dict) -> list[int]:
+    """The seat counts of `game` whose rules accept `options` (GameOptionsError on a bad value)."""
+    cls = get_game(game)
+    parsed = parse_options(cls.game_type.options_model, options, game)
+    counts = []
+    for n in cls.game_type.seat_counts:
+        try:
+            cls.validate_options(parsed, n)
+        except GameOptionsError:
+            continue
+        counts.append(n)
+    return counts
+
+
+def combinations(claimed: list[str], game: str | None = None,
+                 options: dict | None = None) -> list[tuple[str, int, dict]]:
+    """The (game, seats, options) to check: the claimed games (all when none), each seat count,
+    and each option set that changes what a bot is sent; with `options`, only that set (in the
+    games whose options it names)."""
     games = [game] if game else (list(claimed) or game_names())
     if game and claimed and game not in claimed:
         raise ConfigError(f"the bot's manifest does not list {game} "
                           f"(it lists: {', '.join(claimed)})")
     for g in games:
         get_game(g)  # an unknown game is a ConfigError naming the known ones
-    return [(g, n) for g in games for n in get_game(g).game_type.seat_counts]
+    if options is not None:
+        return _chosen(games, options)
+    return [(g, n, opts) for g in games for n in get_game(g).game_type.seat_counts
+            for opts in protocol_option_sets(g) if n in _seat_counts(g, opts)]
+
+
+def _chosen(games: list[str], options: dict) -> list[tuple[str, int, dict]]:
+    """The one option set of `-o` in each game that has all its options, at each seat count."""
+    fitting = [g for g in games
+               if set(options) <= set(get_game(g).game_type.options_model.model_fields)]
+    if not fitting:
+        names = ", ".join(sorted(options))
+        raise ConfigError(f"-o {names}: no game checked here has "
+                          f"{'this option' if len(options) == 1 else 'all these options'} "
+                          f"(games: {', '.join(games)}; see `arena games` for each one's options)")
+    out = []
+    for g in fitting:
+        counts = _seat_counts(g, options)
+        if not counts:
+            # Let the game say why, e.g. team_mode=true needs 4 seats.
+            cls = get_game(g)
+            parsed = parse_options(cls.game_type.options_model, options, g)
+            for n in cls.game_type.seat_counts:
+                cls.validate_options(parsed, n)
+        out += [(g, n, dict(options)) for n in counts]
+    return out
 
 
 def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
               time: TimeControl | None = None, deals: int = DEFAULT_DEALS,
-              seed: int = 1, expected: tuple[str, str] | None = None) -> CheckReport:
-    """Play `spec` against the random bot in every claimed game and seat count; report problems.
+              seed: int = 1, expected: tuple[str, str] | None = None,
+              options: dict | None = None, language: str = "") -> CheckReport:
+    """Play `spec` against the random bot in every claimed game, seat count and option set that
+    changes what it is sent (only `options` when given); report problems, times and its stderr.
 
-    `expected`: the manifest's (name, version); a `ready` that names another is warned about once.
+    The defaults (and `options`) are played `deals` deals; each further option set half as many
+    (at least one), which keeps the check short. `expected`: the manifest's (name, version); a
+    `ready` that names another is warned about once. `language`: the manifest's, for the hints.
     """
     defaults = TimeConfig()
     time = time or TimeControl(startup_ms=defaults.startup_ms, move_ms=defaults.move_ms)
     report = CheckReport(spec.name)
     started = _time.perf_counter()
     logs: list[str] = []
-    for game_name, seats in combinations(claimed, game):
+    answered: list[float] = []
+    for game_name, seats, opts in combinations(claimed, game, options):
         opponents = tuple(
             random_bot(_opponent_name(spec.name, i), seed=seed + i) for i in range(1, seats))
+        set_deals = deals if (options is not None or not opts) else max(1, deals // 2)
+        tag = "".join(f"-{k}={json.dumps(v)}" for k, v in opts.items()).replace(" ", "")
         plans = tuple(
-            GamePlan(game_id=f"check-{game_name}-{seats}p-d{deal}-s{rot}", ordinal=k, deal=deal,
-                     rotation=rot, seed=seed * 1000 + deal,
+            GamePlan(game_id=f"check-{game_name}-{seats}p{tag}-d{deal}-s{rot}", ordinal=k,
+                     deal=deal, rotation=rot, seed=seed * 1000 + deal,
                      # Seat `rot` holds the bot (index 0); the random bots fill the others.
                      seating=tuple((s - rot) % seats for s in range(seats)))
-            for k, (deal, rot) in enumerate((d, r) for d in range(deals) for r in range(seats)))
+            for k, (deal, rot) in enumerate((d, r) for d in range(set_deals) for r in range(seats)))
         # One failure ends the match: the rest would repeat it, each costing a full timeout.
-        match = MatchSpec(match_id=f"check-{game_name}-{seats}p", game=game_name, options={},
-                          bots=(spec, *opponents), games=plans, time=time, max_failures=1)
+        match = MatchSpec(match_id=f"check-{game_name}-{seats}p{tag}", game=game_name,
+                          options=dict(opts), bots=(spec, *opponents), games=plans, time=time,
+                          max_failures=1)
         t0 = _time.perf_counter()
         result = run_match(match)
         said = (getattr(result, "ready", None) or {}).get(spec.name)
@@ -182,42 +296,70 @@ def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
             expected = None  # once: every match of the check would say the same
             if mismatch:
                 report.warnings.append(mismatch)
-        clean = moves = 0
+        combo = Combo(game_name, seats, len(result.games), 0, 0, 0.0, dict(opts))
         for g in result.games:
             seat = g.seats.index(spec.name)
             mine = [m.ms for m in g.moves if m.seat == seat]
-            moves += len(mine)
+            combo.moves += len(mine)
+            answered.extend(mine)
             report.move_ms.extend(mine)
             if g.termination == Termination.NORMAL.value:
-                clean += 1
-            elif g.culprit == seat and g.termination != Termination.FAILURE_BUDGET.value:
+                combo.clean_games += 1
+            elif g.culprit == seat and g.termination == Termination.FAILURE_BUDGET.value:
+                combo.not_played += 1
+            elif g.culprit == seat:
+                if g.termination == Termination.TIMEOUT.value:
+                    # The move that timed out took at least its deadline: it counts.
+                    waited = _WAITED.search(g.evidence or "")
+                    report.move_ms.append(max(float(time.move_ms),
+                                              float(waited.group(1)) if waited else 0.0))
+                    combo.moves += 1
+                    combo.timeouts += 1
                 words = _WORDS.get(g.termination, g.termination).format(
                     startup=time.startup_ms, move=time.move_ms)
-                report.problems.append(Problem(game_name, seats, g.termination, words, g.detail,
-                                               (g.evidence or "")[:EVIDENCE_KEEP], g.game_id))
+                legal = (_legal_at_failure(game_name, opts, g, seat)
+                         if g.termination == Termination.ILLEGAL_ACTION.value else None)
+                report.problems.append(Problem(
+                    game_name, seats, g.termination, words, g.detail,
+                    (g.evidence or "")[:EVIDENCE_KEEP], g.game_id, dict(opts),
+                    hint(g.termination, g.detail, g.evidence or "", legal, language) or ""))
             elif g.culprit is not None and g.culprit != seat:
                 report.problems.append(Problem(
                     game_name, seats, "opponent", "the random opponent failed (not this bot's "
                     "fault; the check cannot vouch for this game)", g.detail,
-                    (g.evidence or "")[:EVIDENCE_KEEP], g.game_id))
+                    (g.evidence or "")[:EVIDENCE_KEEP], g.game_id, dict(opts)))
         stale = (result.logs.get(spec.name) or "").count(STALE_NOTE)
         if stale:
             report.problems.append(Problem(
                 game_name, seats, "stale_answer", f"late answers: {stale} action(s) answered a "
                 "request that had already timed out or been answered (never applied; answer each "
-                "`act` once, with its own request_id)", "", "", ""))
-        report.combos.append(Combo(game_name, seats, len(result.games), clean, moves,
-                                   _time.perf_counter() - t0))
+                "`act` once, with its own request_id)", "", "", "", dict(opts)))
+        combo.seconds = _time.perf_counter() - t0
+        report.combos.append(combo)
         if result.logs.get(spec.name):
             logs.append(result.logs[spec.name])
-    report.stderr_tail = "\n".join("".join(logs).rstrip("\n").splitlines()[-STDERR_LINES:])
-    if report.move_ms and report.worst_ms > SLOW_SHARE * time.move_ms:
+    log = "".join(logs)
+    report.stderr_bytes = sum(stderr_size(part) for part in logs)
+    report.stderr_tail = "\n".join(log.rstrip("\n").splitlines()[-STDERR_LINES:])
+    report.stderr_warnings = stderr_warnings(log)
+    if answered and max(answered) > SLOW_SHARE * time.move_ms:
         # Not a failure yet, but a loaded tournament machine may turn it into a timeout.
         report.warnings.append(
-            f"the slowest move took {report.worst_ms:.0f} ms, over {SLOW_SHARE:.0%} of the "
-            f"{time.move_ms} ms limit")
+            f"the slowest answered move took {max(answered):.0f} ms, over {SLOW_SHARE:.0%} of "
+            f"the {time.move_ms} ms limit")
     report.seconds = _time.perf_counter() - started
     return report
+
+
+def _legal_at_failure(game: str, options: dict, record: Any, seat: int) -> list | None:
+    """The legal actions `seat` was offered when it failed: the game replayed from its moves."""
+    try:
+        state = new_game(game, options, len(record.seats), record.seed)
+        for _step, moves in groupby(record.moves, key=lambda m: m.step):
+            state.apply_validated({m.seat: m.action for m in moves})
+        return state.legal_actions(seat)
+    except Exception:  # noqa: BLE001 - a hint is a nicety: no replay, no hint, never a crash
+        return None
 
 
 def _opponent_name(name: str, i: int) -> str:
@@ -226,10 +368,10 @@ def _opponent_name(name: str, i: int) -> str:
     return base if base != name else f"random-opponent-{i}"
 
 
-def resolve_target(target: str, db: Path | None,
-                   sandbox: str | None = None) -> tuple[BotSpec, list[str], tuple[str, str]]:
-    """`NAME[@V]` in the registry of `db`, or a folder/manifest PATH: its BotSpec, games and the
-    (name, version) its manifest gives."""
+def resolve_target(target: str, db: Path | None, sandbox: str | None = None
+                   ) -> tuple[BotSpec, list[str], tuple[str, str], str]:
+    """`NAME[@V]` in the registry of `db`, or a folder/manifest PATH: its BotSpec, games, the
+    (name, version) its manifest gives and its language ("" when not given)."""
     from arena.players.launch import SANDBOXES
     from arena.registry import Registry, manifest_spec
 
@@ -239,11 +381,11 @@ def resolve_target(target: str, db: Path | None,
     path = Path(target)
     if path.exists():
         spec, manifest = manifest_spec(path, sandbox)
-        return spec, list(manifest.games), (manifest.name, manifest.version)
+        return spec, list(manifest.games), (manifest.name, manifest.version), manifest.language
     if db is None or not Path(db).exists():
         raise ConfigError(f"{target!r} is neither a bot folder nor a manifest, and there is no "
                           f"database {db} to look it up in")
     registry = Registry(db)
     version = registry.lookup(target)
     return (registry.spec(version, sandbox=sandbox), list(version.games),
-            registry.manifest_ref(version))
+            registry.manifest_ref(version), version.language or "")

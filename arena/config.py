@@ -184,7 +184,7 @@ class SprtConfig(_Strict):
 
 STAGE_KEYS = frozenset({
     "game", "format", "seats", "deals", "games_per_pairing", "duplicate", "cycles", "rounds",
-    "candidates", "seeding", "tiebreaks", "bye_points", "max_failures", "options", "sprt",
+    "candidates", "seeding", "tiebreaks", "bye_points", "max_failures", "options", "sprt", "weight",
 })
 FORMATS = ("round_robin", "swiss", "gauntlet")
 
@@ -211,6 +211,9 @@ class StageConfig(_Strict):
     sprt: SprtConfig | None = Field(
         default=None, description="Gauntlet of 2 seats: stop each candidate once the SPRT decides.")
     max_failures: int = Field(default=3, ge=1, description="Failures of a bot before it forfeits the rest of a match.")
+    weight: float = Field(default=1.0, ge=0, allow_inf_nan=False, strict=True, description=(
+        "Event: the stage's weight in the overall standing (a bot's share of the stage's "
+        "maximum times this; see arena/standings.py)."))
     options: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -296,6 +299,13 @@ class TournamentConfig(_Strict):
         if dupes:
             raise ValueError(f"stage names must be unique; repeated: {', '.join(dupes)} "
                              f"(give each stage a name)")
+        return self
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> TournamentConfig:
+        if all(s.weight == 0 for s in self.stages):
+            raise ValueError("every stage has weight 0: give at least one stage a weight "
+                             "above 0")
         return self
 
     @property

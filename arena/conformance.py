@@ -22,6 +22,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -1134,6 +1135,69 @@ def check_search_hooks(name: str, num_seats: int, options: Mapping[str, Any] | N
                        f"{sorted(hooks.bots)}")
 
 
+def check_text_view(name: str, num_seats: int, options: Mapping[str, Any] | None = None,
+                    games: int = 1, seed: int = 0) -> int:
+    """Check the game's text view (GameState.text_view, arena.games.text): it has one; over
+    `games` seeded random games it draws every observation, full view and legal action as text,
+    says what each step did, and no seat's drawing (nor its account of a step) shows a card
+    hidden from that seat. Returns the number of steps drawn."""
+    from arena.games.text import TextView
+
+    def fail(what: str) -> ConformanceError:
+        opts = _options_key(dict(options or {}))
+        return ConformanceError(f"{name} seats={num_seats} options={opts}: text view: {what}",
+                                game=name, num_seats=num_seats, options=options)
+
+    view = get_game(name).text_view()
+    if not isinstance(view, TextView):
+        raise fail(f"text_view() returned {type(view).__name__}, not a TextView: every game "
+                   "needs one (`arena replay`, `arena play`)")
+
+    def lines(what: str, value: Any) -> str:
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            raise fail(f"{what} is not a list of strings: {_short(value)}")
+        return "\n".join(value)
+
+    def leaks(text: str, hidden: set[str]) -> list[str]:
+        return sorted(hidden & set(re.findall(r"[A-Za-z0-9]+", text)))
+
+    steps = 0
+    for game_seed in game_seeds(name, num_seats, options, seed, games):
+        state = new_game(name, options, num_seats, game_seed)
+        rng = random.Random(derive_seed("text", game_seed))
+        before = [state.observation(s) for s in range(num_seats)]
+        full_before = state.full_view()
+        while True:
+            lines("full()", view.full(full_before))
+            for seat in range(num_seats):
+                hidden = state.hidden_from(seat)
+                text = lines(f"observation() of seat {seat}", view.observation(before[seat]))
+                if leaks(text, hidden):
+                    raise fail(f"seat {seat}'s drawing shows hidden cards {leaks(text, hidden)}")
+            acting = state.to_act()
+            if not acting:
+                return steps
+            actions = {}
+            for seat in acting:
+                legal = state.legal_actions(seat)
+                for a in legal:
+                    if not isinstance(view.action(a), str):
+                        raise fail(f"action({_short(a)}) is not a string")
+                actions[seat] = rng.choice(legal)
+            state.apply(actions)
+            steps += 1
+            full_after = state.full_view()
+            lines("events() of full views", view.events(full_before, full_after))
+            after = [state.observation(s) for s in range(num_seats)]
+            for seat in range(num_seats):
+                text = lines(f"events() of seat {seat}", view.events(before[seat], after[seat]))
+                hidden = state.hidden_from(seat)
+                if leaks(text, hidden):
+                    raise fail(f"seat {seat}'s account of step {steps} shows hidden cards "
+                               f"{leaks(text, hidden)}")
+            before, full_before = after, full_after
+
+
 def check_search(
     name: str,
     num_seats: int,
@@ -1215,7 +1279,9 @@ def check_all(
     for case in cases(names):
         name, num_seats, options = case
         if seats is None or num_seats == seats:
-            yield case, check_game(name, num_seats, options, games=games, seed=seed)
+            report = check_game(name, num_seats, options, games=games, seed=seed)
+            check_text_view(name, num_seats, options, seed=seed)
+            yield case, report
 
 
 def hypothesis_check(

@@ -117,6 +117,12 @@ class BotFailureBudget(BotError):
     reason = Termination.FAILURE_BUDGET.value
 
 
+class Resigned(BotError):
+    """A person playing a seat (`arena play`) quit: the game is that seat's forfeit."""
+
+    reason = Termination.RESIGNED.value
+
+
 class HostFault(ArenaError):
     """The host cannot run a bot: its files or its runtime are missing on this node, or its
     snapshot cannot be fetched. A runner error, replayed elsewhere; never the bot's forfeit."""

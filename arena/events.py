@@ -23,7 +23,7 @@ from arena.errors import ConfigError
 from arena.games import get_game, make_options
 from arena.match import GamePlan, MatchSpec
 from arena.players.base import BotSpec
-from arena.scheduling import Pairing, Scheduler, Table, get_scheduler, seatings
+from arena.scheduling import Pairing, RoundRobin, Scheduler, Table, get_scheduler, seatings
 
 GAMES_PER_MATCH_LIMIT = 1000  # the ordinal arithmetic keeps the games of one match contiguous
 TABLES_PER_ROUND_LIMIT = 1_000_000
@@ -48,6 +48,13 @@ class StagePlan:
     def games_per_match(self) -> int:
         """Games in each match of this stage."""
         return len(self.seatings)
+
+    def stored_config(self) -> dict:
+        """The stage's config as the database keeps it: planned games and schedule version added."""
+        stored = {**self.config.model_dump(mode="json"), "planned_games": self.planned_games()}
+        if isinstance(self.scheduler, RoundRobin):
+            stored["schedule"] = self.scheduler.schedule
+        return stored
 
     def planned_games(self) -> int:
         """Games the stage will play (byes and rests excluded, so an estimate for Swiss)."""
@@ -90,6 +97,10 @@ def config_digest(config: TournamentConfig) -> str:
     for key, default in LATER_KEYS.items():
         if data.get(key) == default:
             data.pop(key, None)
+    for stage in data.get("stages", []):
+        for key, default in LATER_STAGE_KEYS.items():
+            if stage.get(key) == default:
+                stage.pop(key, None)
     for limits in (data.get("limits"), *(b.get("limits") for b in data.get("bots", []))):
         if isinstance(limits, dict):
             for key in LATER_LIMITS:
@@ -100,6 +111,7 @@ def config_digest(config: TournamentConfig) -> str:
 
 
 LATER_KEYS = {"bot_user": "seat", "allow_unconfined": False}
+LATER_STAGE_KEYS = {"weight": 1.0}
 LATER_LIMITS = ("tmp_mb", "cpu_cores")
 
 
@@ -114,6 +126,25 @@ def plan_event(config: TournamentConfig, bots: list[BotSpec], rows: list[dict]) 
         except ConfigError as exc:
             raise ConfigError(f"{where}{exc}") from None
     return EventPlan(config, bots, rows, stages, config_digest(config), time_control(config))
+
+
+def keep_recorded_schedules(plan: EventPlan, recorded_stages: list[dict]) -> None:
+    """On resume, each round robin stage is dealt by the schedule version it was recorded with.
+
+    A stage recorded before schedules had versions (no `schedule` in its stored config) was dealt
+    by version 1; re-deriving its rounds with a later version would not match the recorded ones.
+    ConfigError (one line) for a version this Arena does not know.
+    """
+    for stage, row in zip(plan.stages, recorded_stages):
+        if not isinstance(stage.scheduler, RoundRobin):
+            continue
+        version = (row.get("config") or {}).get("schedule", 1)
+        if version != stage.scheduler.schedule:
+            try:
+                stage.scheduler = RoundRobin(schedule=version)
+            except ConfigError as exc:
+                raise ConfigError(f"cannot resume stage {stage.number} ({stage.config.name!r}): "
+                                  f"{exc}") from None
 
 
 def _plan_stage(number: int, stage: StageConfig, names: list[str], rows: list[dict],

@@ -16,6 +16,7 @@ class Termination(str, Enum):
     ILLEGAL_ACTION = "illegal_action"  # an action not among the legal actions
     RESOURCE_LIMIT = "resource_limit"  # over a memory, CPU, process, file or line-length limit
     FAILURE_BUDGET = "failure_budget"  # too many failures in this match: not started again
+    RESIGNED = "resigned"  # a person playing a seat (`arena play`) quit the game
 
     def __str__(self) -> str:
         return self.value

@@ -33,6 +33,7 @@ from arena.ratings import (
     read_results,
     sprt,
 )
+from arena.ratings.bounds import open_ends
 from arena.ratings.defaults import DEFAULT_SAMPLES
 from arena.refs import parse_ref
 from arena.reports import stage_history, stage_record, stage_standings, stage_tiebreaks
@@ -48,8 +49,9 @@ from arena.store.views import ML_METHODS, TournamentView, tournament_row
 def tournament_ratings(view: TournamentView, stage: int, method: str | None = None) -> dict:
     """A stage's rating table for `method` (default: its maximum-likelihood one), with tie-breaks.
 
-    Returns {method, rows, tiebreaks}; each row has rank, bot, version, rating, lo, hi, games,
-    W/D/L, points, score_pct, flag and, for Swiss, the stage's tie-break values. A method not
+    Returns {method, rows, tiebreaks}; each row has rank, bot, version, rating, lo, hi (None at
+    an end the data does not bound, with lo_open / hi_open), games, pairwise W/D/L, pair_points,
+    score_pct, flag and, for Swiss, the stage's tie-break values. A method not
     stored (a database from before it existed) is computed on the fly, without bootstrap.
     """
     if method is not None and method not in METHODS:
@@ -72,9 +74,17 @@ def tournament_ratings(view: TournamentView, stage: int, method: str | None = No
     if stage_row["format"] == "swiss":
         tiebreaks = ("match_points", *stage_tiebreaks(stage_row))
         extra = {r["bot"]: {t: r[t] for t in tiebreaks} for r in stage_standings(view, stage)}
-    out = [{"rank": i, **rating_columns(r), "version": view.versions.get(r["bot"], ""),
-            **extra.get(r["bot"], {})} for i, r in enumerate(rows, 1)]
+    out = [{"rank": i, **_pair_points(open_ends(rating_columns(r))),
+            "version": view.versions.get(r["bot"], ""), **extra.get(r["bot"], {})}
+           for i, r in enumerate(rows, 1)]
     return {"method": method, "rows": out, "tiebreaks": tiebreaks}
+
+
+def _pair_points(row: dict) -> dict:
+    """A rating row with its pairwise points named as such (standings count game points)."""
+    out = {k: v for k, v in row.items() if k != "points"}
+    out["pair_points"] = row.get("points")
+    return out
 
 
 def los_table(view: TournamentView, stage: int, method: str | None = None, samples: int = 0,
@@ -96,11 +106,15 @@ def los_table(view: TournamentView, stage: int, method: str | None = None, sampl
 
 
 def crosstable_report(view: TournamentView, stage: int) -> dict:
-    """Every bot of a stage against every other: {bots (in standings order), cells}."""
+    """Every bot of a stage against every other: {bots (in standings order), cells}.
+
+    A cell counts pairwise results (`pair_points`: a win over that opponent at any table is 1, a
+    shared rank ½), not the game points the standings count: see docs/numbers.md.
+    """
     bots = [r["bot"] for r in stage_standings(view, stage)]
     table = crosstable(view.stage_games(stage), bots)
     order = bots + [b for b in table if b not in bots]
-    cells = {a: {b: {"wins": c.wins, "draws": c.draws, "losses": c.losses, "points": c.points,
+    cells = {a: {b: {"wins": c.wins, "draws": c.draws, "losses": c.losses, "pair_points": c.points,
                      "games": c.games} for b, c in row.items()} for a, row in table.items()}
     return {"bots": order, "cells": cells}
 
@@ -109,16 +123,14 @@ def crosstable_report(view: TournamentView, stage: int) -> dict:
 
 
 @dataclass
-class HeadToHead:
-    """Two bots' record against each other, and what it says about their Elo difference."""
+class Record:
+    """Two bots' results against each other over one set of games, and what those same games say
+    about their Elo difference: the score, the Elo, its interval and the LOS all come from them."""
 
-    a: str
-    b: str
     wins: int = 0
     draws: int = 0
     losses: int = 0
     pentanomial: list[int] = field(default_factory=lambda: [0] * 5)
-    deals: list[dict] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -130,9 +142,17 @@ class HeadToHead:
         """Complete duplicate-deal pairs (two games of one deal, seats swapped)."""
         return sum(self.pentanomial)
 
+    def add(self, other: Record) -> None:
+        """Count another record's games in this one."""
+        self.wins += other.wins
+        self.draws += other.draws
+        self.losses += other.losses
+        self.pentanomial = [x + y for x, y in zip(self.pentanomial, other.pentanomial)]
+
     def elo(self) -> tuple[str, float, float, float] | None:
-        """(basis, Elo difference of a over b, lo, hi) at 95 %, from deal pairs when there are any."""
-        if self.pairs >= 2:
+        """(basis, Elo difference of a over b, lo, hi) at 95 %: from the deal pairs when every
+        game is in one (their luck cancels), else from the W/D/L of every game."""
+        if self.pairs >= 2 and 2 * self.pairs == self.games:
             found = ("pentanomial", *elo_diff_pentanomial(self.pentanomial))
         elif self.games >= 2:
             found = ("trinomial", *elo_diff_trinomial(self.wins, self.draws, self.losses))
@@ -145,17 +165,43 @@ class HeadToHead:
         """Likelihood that a is the stronger (from wins and losses; draws say nothing)."""
         return los(self.wins, self.losses) if self.wins + self.losses else None
 
-    def as_dict(self) -> dict:
-        """Everything, for JSON output."""
+    def figures(self) -> dict:
+        """The record's numbers, for JSON output."""
         elo = self.elo()
-        return {"a": self.a, "b": self.b, "games": self.games, "wins": self.wins,
-                "draws": self.draws, "losses": self.losses,
+        superiority = self.los()
+        return {"games": self.games, "wins": self.wins, "draws": self.draws,
+                "losses": self.losses,
                 "score_pct": round(100 * (self.wins + self.draws / 2) / self.games, 2)
                 if self.games else None,
-                "pentanomial": self.pentanomial, "deals": self.deals,
+                "pentanomial": self.pentanomial,
                 "elo": None if elo is None else {"basis": elo[0], "diff": round(elo[1], 2),
                                                  "lo": round(elo[2], 2), "hi": round(elo[3], 2)},
-                "los": None if self.los() is None else round(self.los(), 4)}
+                "los": None if superiority is None else round(superiority, 4)}
+
+
+@dataclass
+class Line(Record):
+    """The record over one game at one seat count."""
+
+    game: str = ""
+    seats: int = 0
+
+
+@dataclass
+class HeadToHead(Record):
+    """Two bots' record against each other: pooled over every game (the inherited figures) and
+    one line per game and seat count, each line's figures from its own games only."""
+
+    a: str = ""
+    b: str = ""
+    lines: list[Line] = field(default_factory=list)
+    deals: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        """Everything, for JSON output: the pooled figures, then `lines` and `deals`."""
+        return {"a": self.a, "b": self.b, **self.figures(),
+                "lines": [{"game": x.game, "seats": x.seats, **x.figures()} for x in self.lines],
+                "deals": self.deals}
 
 
 def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
@@ -173,31 +219,39 @@ def head_to_head(store: Store, a: str, b: str, tournament_id: int | None = None,
         for ref in (a, b):
             if not bot_known(store, ref):
                 raise ConfigError(f"no bot {ref!r} in this database")
-        return HeadToHead(a, b)
+        return HeadToHead(a=a, b=b)
     return pair_record(a, b, ranks, pair_deals(store, a, b, tournament_id, game))
 
 
-def pair_record(a: str, b: str, ranks: list[tuple[str, int, int]],
-                deals: list[tuple[str, int, float, int]]) -> HeadToHead:
-    """A's record against B from their games' ranks and the deals of their two-bot matches (the
-    rows of `arena.store.queries.pair_ranks` and `pair_deals`)."""
-    h2h = HeadToHead(a, b)
+def pair_record(a: str, b: str, ranks: list[tuple], deals: list[tuple[str, int, float, int]]
+                ) -> HeadToHead:
+    """A's record against B from their games (the rows of `arena.store.queries.pair_ranks`:
+    game id, ranks, game, seats, match, deal) and the deals of their two-bot matches (`pair_deals`,
+    listed as they were stored)."""
+    lines: dict[tuple[str, int], Line] = {}
+    pair_points: dict[tuple[str, int, str, int], list[float]] = {}
     seen = set()
-    for game_id, rank_a, rank_b in ranks:
+    for game_id, rank_a, rank_b, game, seats, match_id, deal in ranks:
         if game_id in seen:  # a bot twice at one table (not possible today) counts once
             continue
         seen.add(game_id)
+        line = lines.setdefault((game, seats), Line(game=game, seats=seats))
         if rank_a < rank_b:
-            h2h.wins += 1
+            line.wins += 1
         elif rank_a == rank_b:
-            h2h.draws += 1
+            line.draws += 1
         else:
-            h2h.losses += 1
-    # Per-deal pair scores: deals of matches with exactly these two bots, each deal played twice.
-    for match_id, deal, points, games in deals:
-        h2h.deals.append({"match": match_id, "deal": deal, "points": points, "games": games})
-        if games == 2:
-            h2h.pentanomial[int(round(points * 2))] += 1
+            line.losses += 1
+        if seats == 2 and match_id is not None:  # a deal of a two-bot match: half a pair
+            score = 1.0 if rank_a < rank_b else 0.5 if rank_a == rank_b else 0.0
+            pair_points.setdefault((game, seats, match_id, deal), []).append(score)
+    for (game, seats, _, _), scores in pair_points.items():
+        if len(scores) == 2:
+            lines[(game, seats)].pentanomial[int(round(sum(scores) * 2))] += 1
+    h2h = HeadToHead(a=a, b=b, lines=sorted(lines.values(), key=lambda x: (x.game, x.seats)))
+    for line in h2h.lines:
+        h2h.add(line)
+    h2h.deals = [{"match": m, "deal": d, "points": p, "games": n} for m, d, p, n in deals]
     return h2h
 
 

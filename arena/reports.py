@@ -134,8 +134,13 @@ def stage_standings(view: TournamentView, stage: int, upto_round: int | None = N
     return [_standing_dict(r, names[r.entry]) for r in rows]
 
 
+def stage_weight(stage_row: dict) -> float:
+    """A stage's weight in the event's overall standing: its config's, else 1."""
+    return float((stage_row["config"] or {}).get("weight", 1.0))
+
+
 def event_standings(view: TournamentView) -> list[dict]:
-    """The overall standings over a tournament's stages, with each bot's rank and points per stage."""
+    """The overall standings over a tournament's stages: each bot's score and what each stage gave it."""
     names = view.names
     inputs = []
     for st in view.stages:
@@ -145,7 +150,7 @@ def event_standings(view: TournamentView) -> list[dict]:
             local_rows, _ = _standing_rows(view, st)
             # overall_standings counts event entries; a stage ranks its own local indices.
             rows = [replace(r, entry=st["entrants"][r.entry]) for r in local_rows]
-        inputs.append((st["name"], rows, st["left_out"]))
+        inputs.append((st["name"], rows, st["left_out"], stage_weight(st), _bye_points(st)))
     overall = overall_standings(inputs, len(names))
     out = []
     for r in overall:
@@ -153,9 +158,13 @@ def event_standings(view: TournamentView) -> list[dict]:
         for st, cell in zip(view.stages, r.stages):
             left_out = r.entry in st["left_out"]
             per_stage.append({"stage": st["stage"], "name": st["name"], "left_out": left_out,
-                              "rank": cell[0] if cell else None,
-                              "points": cell[1] if cell else None})
-        out.append({"rank": r.rank, "entry": r.entry, "bot": names[r.entry], "points": r.points,
+                              "weight": stage_weight(st),
+                              "rank": cell.rank if cell else None,
+                              "points": cell.points if cell else None,
+                              "maximum": cell.maximum if cell else None,
+                              "share": cell.share if cell else None,
+                              "contribution": cell.contribution if cell else None})
+        out.append({"rank": r.rank, "entry": r.entry, "bot": names[r.entry], "score": r.score,
                     "stage_wins": r.stage_wins, "game_points": r.game_points,
                     "best_rank": r.best_rank, "stages": per_stage})
     return out

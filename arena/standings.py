@@ -41,9 +41,22 @@ Stage standings
       equal on all of these share a rank (competition ranking, "1224") and are listed by entry.
 
 Multi-game events (`overall_standings`)
-    A bot's overall points are the sum of its match points over the stages it played. Ties are
-    broken by stage wins (stages it ranked 1st, shared firsts included), then by the sum of its
-    stage game points, then by its best stage rank; bots equal on all of these share a rank.
+    Each stage counts by a bot's share of it, so a stage of 21 matches per bot weighs no more than
+    one of 4:
+    - A stage's maximum is the most match points a bot of it could have scored in what has been
+      played: the largest, over the stage's bots, of matches + byes × `bye_points` (a match is
+      worth at most 1 match point). When every bot has played every round, that is the stage's
+      rounds per bot (a gauntlet's candidates play more matches than its field, and set it).
+    - A bot's share of a stage is its match points / the stage's maximum, in [0, 1].
+    - Its overall score is the weighted mean of its shares over the stages it plays (weights:
+      each stage's `weight`, default 1), in [0, 1]. A bot left out of a stage (its manifest does
+      not list the game) is scored over the stages it plays, so a bot that plays one game is
+      compared on that game; a stage not played yet (or with a maximum of 0) counts for nobody,
+      and a bot whose stages all weigh 0 scores 0. Its contribution from a stage is weight ×
+      share / the sum of the weights of its stages; the contributions add up to the score.
+    Ties are broken by stage wins (stages it ranked 1st, shared firsts included), then by the sum
+    of its stage game points, then by its best stage rank; bots equal on all of these share a
+    rank. Within one stage the share orders bots exactly as its match points do.
 
 All arithmetic is exact (fractions), so the order in which matches are listed never changes a
 result or a tie; the rows report floats.
@@ -348,31 +361,62 @@ def standings(entrants: int, history: History, tiebreaks: Sequence[str] = DEFAUL
 
 
 @dataclass(frozen=True)
+class StageShare:
+    """What one stage gives one bot in an event's overall standing (see the module docstring)."""
+
+    rank: int
+    points: float  # its match points in the stage
+    maximum: float  # the stage's maximum (0: nothing played, the stage does not count)
+    weight: float
+    share: float  # points / maximum
+    contribution: float  # weight × share / the weights of the bot's counted stages
+
+
+@dataclass(frozen=True)
 class OverallRow:
     """One bot's line in an event's overall standings; `stages` is aligned with the given stages."""
 
     entry: int
     rank: int
-    points: float
+    score: float
     stage_wins: int
     game_points: float
     best_rank: int | None
-    stages: tuple[tuple[int, float] | None, ...]
+    stages: tuple[StageShare | None, ...]
 
 
-def overall_standings(stages: Sequence[tuple[str, list[StandingRow] | None, Sequence[int]]],
-                      entrants: int) -> list[OverallRow]:
-    """The event's overall standings from its stages' (name, rows, left-out entries), best first.
+def check_weight(weight: float) -> float:
+    """A stage weight as given; ValueError (one line, naming it) unless finite and ≥ 0."""
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
+            or weight != weight or weight in (float("inf"), float("-inf")) or weight < 0:
+        raise ValueError(f"weight must be a finite number ≥ 0 (got {weight!r})")
+    return weight
 
-    Rows use event-level entry indices. A stage whose rows are None (not played yet) and a bot
-    without a row in a stage (left out of it) give None for that stage and add nothing.
+
+def stage_maximum(rows: Iterable[StandingRow], bye_points: float = 1.0) -> Fraction:
+    """The most match points a bot of the stage could have scored so far (see the module docstring)."""
+    bye = exact_points(bye_points)
+    return max((row.matches + row.byes * bye for row in rows), default=Fraction(0))
+
+
+def overall_standings(stages: Sequence[tuple], entrants: int) -> list[OverallRow]:
+    """The event's overall standings, best first, from its stages.
+
+    Each stage is (name, rows, left-out entries[, weight[, bye_points]]); weight and bye_points
+    default to 1. Rows use event-level entry indices. A stage whose rows are None (not played
+    yet) and a bot without a row in a stage (left out of it) give None for that stage.
     """
-    per_stage: list[list[tuple[int, float] | None]] = [[] for _ in range(entrants)]
-    points = [Fraction(0)] * entrants
+    # Per bot and stage: (row, weight, share) while the weights of its stages are summed.
+    cells: list[list[tuple[StandingRow, Fraction, Fraction, Fraction] | None]] = \
+        [[] for _ in range(entrants)]
+    weights = [Fraction(0)] * entrants
     games = [Fraction(0)] * entrants
     wins = [0] * entrants
     best: list[int | None] = [None] * entrants
-    for name, rows, left_out in stages:
+    for stage in stages:
+        name, rows, left_out, *rest = stage
+        weight = exact_points(check_weight(rest[0] if rest else 1.0))
+        bye_points = rest[1] if len(rest) > 1 else 1.0
         by_entry: dict[int, StandingRow] = {}
         for row in rows or ():
             if not 0 <= row.entry < entrants:
@@ -383,31 +427,49 @@ def overall_standings(stages: Sequence[tuple[str, list[StandingRow] | None, Sequ
         clash = sorted(set(by_entry) & set(left_out))
         if clash:
             raise ValueError(f"stage {name!r}: entries {clash} are both left out and ranked")
+        maximum = stage_maximum(by_entry.values(), bye_points)
         for entry in range(entrants):
             row = by_entry.get(entry)
             if row is None:
-                per_stage[entry].append(None)
+                cells[entry].append(None)
                 continue
-            per_stage[entry].append((row.rank, row.match_points))
-            points[entry] += exact_points(row.match_points)
+            share = exact_points(row.match_points) / maximum if maximum else Fraction(0)
+            cells[entry].append((row, maximum, weight, share))
+            if maximum:
+                weights[entry] += weight
             games[entry] += exact_points(row.game_points)
             wins[entry] += row.rank == 1
             best[entry] = row.rank if best[entry] is None else min(best[entry], row.rank)
 
+    score = [Fraction(0)] * entrants
+    per_stage: list[tuple[StageShare | None, ...]] = []
+    for entry in range(entrants):
+        shares = []
+        for cell in cells[entry]:
+            if cell is None:
+                shares.append(None)
+                continue
+            row, maximum, weight, share = cell
+            part = weight * share / weights[entry] if maximum and weights[entry] else Fraction(0)
+            score[entry] += part
+            shares.append(StageShare(row.rank, row.match_points, float(maximum), float(weight),
+                                     float(share), float(part)))
+        per_stage.append(tuple(shares))
+
     def key(entry: int) -> tuple:
         # A bot that played no stage has no best rank; it sorts after every ranked one.
         worst = float("inf") if best[entry] is None else best[entry]
-        return (-points[entry], -wins[entry], -games[entry], worst)
+        return (-score[entry], -wins[entry], -games[entry], worst)
 
     ranked = sorted(range(entrants), key=lambda e: (key(e), e))
     out: list[OverallRow] = []
     for position, entry in enumerate(ranked):
-        shares = position > 0 and key(ranked[position - 1]) == key(entry)
+        level = position > 0 and key(ranked[position - 1]) == key(entry)
         out.append(OverallRow(
-            entry=entry, rank=out[-1].rank if shares else position + 1,
-            points=float(points[entry]), stage_wins=wins[entry],
+            entry=entry, rank=out[-1].rank if level else position + 1,
+            score=float(score[entry]), stage_wins=wins[entry],
             game_points=float(games[entry]), best_rank=best[entry],
-            stages=tuple(per_stage[entry])))
+            stages=per_stage[entry]))
     return out
 
 

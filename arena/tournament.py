@@ -26,7 +26,7 @@ from arena.errors import (
     MatchErrorLimit,
     StoreError,
 )
-from arena.events import EventPlan, StagePlan, match_spec, plan_event
+from arena.events import EventPlan, StagePlan, keep_recorded_schedules, match_spec, plan_event
 from arena.executors import Executor
 from arena.match import MatchFailure, MatchResult, MatchSpec
 from arena.players.base import BotSpec
@@ -234,6 +234,7 @@ class Driver(DriverPolicy):
                 raise ConfigError(f"cannot resume tournament {existing['id']} ({plan.name!r}): "
                                   f"it is {existing['status']}")
             tid = existing["id"]
+            keep_recorded_schedules(plan, store.stages(tid))
             self._replay_recorded(tid)
             self._hold(tid, created=False)
             return tid
@@ -258,7 +259,7 @@ class Driver(DriverPolicy):
         stage_rows = [{
             "name": s.config.name, "game": s.config.game, "format": s.config.format,
             "seats": s.config.seats, "options": s.options,
-            "config": {**s.config.model_dump(mode="json"), "planned_games": s.planned_games()},
+            "config": s.stored_config(),
             "entrants": s.entrants, "left_out": s.left_out, "rounds": s.total_rounds,
         } for s in plan.stages]
         tid = store.create_tournament(

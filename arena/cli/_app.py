@@ -143,8 +143,8 @@ TIEBREAK_HEADERS = {"buchholz": "BH", "buchholz_cut1": "BH-1", "sonneborn_berger
 TIEBREAK_NAMES = {"buchholz": "Buchholz", "buchholz_cut1": "Buchholz cut-1",
                   "sonneborn_berger": "Sonneborn-Berger", "direct_encounter": "direct encounter",
                   "game_points": "game points", "match_points": "match points"}
-_RATING_FIELDS = ("rank", "bot", "version", "rating", "lo", "hi", "minus", "plus", "games", "wins",
-                  "draws", "losses", "points", "score_pct", "flag")
+_RATING_FIELDS = ("rank", "bot", "version", "rating", "lo", "hi", "minus", "plus", "lo_open",
+                  "hi_open", "games", "wins", "draws", "losses", "pair_points", "score_pct", "flag")
 
 
 def whole_number(x):
@@ -153,16 +153,22 @@ def whole_number(x):
 
 
 def rating_records(rows: list[dict], tiebreaks: tuple[str, ...] = ()) -> list[dict]:
-    """Rating rows as exported (CSV/JSON): ranked, with −/+ margins and whole counts as ints."""
+    """Rating rows as exported (CSV/JSON): ranked, with −/+ margins and whole counts as ints; an
+    end the data does not bound is None with `lo_open` / `hi_open` true (arena.ratings.bounds)."""
+    from arena.ratings.bounds import open_ends
+
     out = []
     for i, r in enumerate(rows, 1):
-        lo, hi = r.get("lo"), r.get("hi")
+        r = open_ends(r)
+        lo, hi = r["lo"], r["hi"]
         rec = {"rank": r.get("rank", i), "bot": r["bot"], "version": r.get("version", ""),
                "rating": r["rating"], "lo": lo, "hi": hi,
                "minus": None if lo is None else round(r["rating"] - lo, 1),
                "plus": None if hi is None else round(hi - r["rating"], 1),
+               "lo_open": r["lo_open"], "hi_open": r["hi_open"],
                "games": r["games"], "wins": whole_number(r["wins"]), "draws": whole_number(r["draws"]),
-               "losses": whole_number(r["losses"]), "points": whole_number(r.get("points", 0.0)),
+               "losses": whole_number(r["losses"]),
+               "pair_points": whole_number(r.get("pair_points", r.get("points", 0.0))),
                "score_pct": r["score_pct"], "flag": r.get("flag")}
         rec.update({t: whole_number(r.get(t)) for t in tiebreaks})
         out.append(rec)
@@ -196,7 +202,7 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
         writer.writerow(fields)
         writer.writerows([safe_cell(r[f]) for f in fields] for r in records)
         return
-    intervals = any(r["lo"] is not None for r in records)
+    intervals = any(r["lo"] is not None or r["hi"] is not None for r in records)
     flags = any(r["flag"] for r in records)
     label = METHOD_LABELS.get(method, method)
     table = FittedTable(title=escape(f"{title} — {label}"), title_justify="left")
@@ -204,7 +210,7 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
     # What folds first at a narrow width: extras, tie-breaks, then W-D-L and points (the score
     # says as much); the note (a rating's caveat, such as "all wins") stays with the rating.
     columns = [("#", 0), ("bot (version)", 0), ("rating", 0), *([("95 %", 1)] if intervals else []),
-               ("games", 2), ("points", 4), ("W-D-L", 5), ("score %", 3),
+               ("games", 2), ("pair pts", 4), ("W-D-L", 5), ("score %", 3),
                *((TIEBREAK_HEADERS.get(t, t), 6) for t in tiebreaks),
                *((e, 7) for e in extra_labels), *([("note", 2)] if flags else [])]
     for c, priority in columns:
@@ -217,8 +223,8 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
         who = printable(version_label(r["bot"], r["version"], records))
         cells = [str(r["rank"]), who, f"{r['rating']:.0f}"]
         if intervals:
-            cells.append("" if r["minus"] is None else f"−{r['minus']:.0f} +{r['plus']:.0f}")
-        cells += [str(r["games"]), plain_number(r["points"]),
+            cells.append(interval_text(r))
+        cells += [str(r["games"]), plain_number(r["pair_points"]),
                   f"{plain_number(r['wins'])}-{plain_number(r['draws'])}-{plain_number(r['losses'])}",
                   f"{r['score_pct']:.1f}", *(plain_number(r[t]) if r[t] is not None else "" for t in tiebreaks),
                   *(printable(r[k]) for k in extra),
@@ -232,6 +238,15 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
     if any((r["flag"] or "").startswith("pool ") for r in records):
         console.print("the field split into pools that never met: ratings compare only within "
                       "a pool", highlight=False, markup=False)
+
+
+def interval_text(r: dict) -> str:
+    """`−209 +57`; an end the data does not bound is `∞` (`−209 +∞` for a bot with all wins)."""
+    if r["minus"] is None and r["plus"] is None and not (r["lo_open"] or r["hi_open"]):
+        return ""
+    minus = "∞" if r["lo_open"] or r["minus"] is None else f"{r['minus']:.0f}"
+    plus = "∞" if r["hi_open"] or r["plus"] is None else f"{r['plus']:.0f}"
+    return f"−{minus} +{plus}"
 
 
 def plain_number(x: float) -> str:

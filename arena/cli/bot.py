@@ -153,19 +153,25 @@ def check(
     target: Annotated[str, typer.Argument(help="A bot folder or manifest, or NAME[@VERSION] in the registry.")],
     game: Annotated[Optional[str], typer.Option(
             help="Only this game (default: every game the manifest lists).")] = None,
+    option: Annotated[list[str], typer.Option(
+        "--option", "-o", help="Check only this option set: key=JSON value, repeatable "
+        "(default: the defaults and each option that changes what a bot is sent).")] = [],  # noqa: B006
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     move_ms: Annotated[Optional[int], typer.Option(min=1,
             help="Move time limit (default: the tournament default).")] = None,
     startup_ms: Annotated[Optional[int], typer.Option(min=1,
             help="Startup limit (default: the tournament default).")] = None,
     deals: Annotated[int, typer.Option(
-        min=1, help="Deals per game and seat count (each played in every seat).")] = 2,
+        min=1, help="Deals per game and seat count with the default options (each played in "
+        "every seat); each further option set plays half as many, at least one.")] = 2,
     sandbox: Annotated[str, typer.Option(
         help="auto (bwrap when it works here), none or bwrap: as in a tournament.")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
 ) -> None:
-    """Play the bot against the random bot in each claimed game and seat count; exit 0 when clean."""
+    """Play the bot against the random bot in each claimed game, seat count and option set that
+    changes what a bot is sent; exit 0 when clean."""
     from arena.checker import CheckStopped, check_bot, resolve_target, stop_on_signals
+    from arena.cli.games import parse_options
     from arena.config import TimeConfig
     from arena.protocol import TimeControl
 
@@ -173,9 +179,14 @@ def check(
     time = TimeControl(startup_ms=startup_ms or defaults.startup_ms,
                        move_ms=move_ms or defaults.move_ms)
     try:
+        options = parse_options(option) if option else None
+    except typer.BadParameter as exc:  # one line, like every other bad input
+        fail(ConfigError(f"-o: {exc.message}"))
+    try:
         with stop_on_signals():
-            spec, games, expected = resolve_target(target, db, sandbox)
-            report = check_bot(spec, games, game, time, deals, expected=expected)
+            spec, games, expected, language = resolve_target(target, db, sandbox)
+            report = check_bot(spec, games, game, time, deals, expected=expected,
+                               options=options, language=language)
     except ArenaError as exc:
         fail(exc)
     except CheckStopped as exc:
@@ -187,31 +198,80 @@ def check(
 
         data = {k: v for k, v in asdict(report).items() if k != "move_ms"}
         data.update(clean=report.clean, median_ms=report.median_ms, worst_ms=report.worst_ms,
-                    moves=len(report.move_ms))
+                    moves=len(report.move_ms), timeouts=report.timeouts,
+                    not_played=report.not_played)
         print(json.dumps(data, indent=2, ensure_ascii=False))
         raise typer.Exit(0 if report.clean else 1)
+    _print_check(report, time.move_ms)
+    raise typer.Exit(0 if report.clean else 1)
+
+
+def _print_check(report, move_ms: int) -> None:
+    """The check report: each option set's result, the problems with their hints, move times,
+    games not played and the bot's stderr (size, warnings, last lines)."""
+    from arena.checker import options_label
+
     for c in report.combos:
         mark = "ok" if c.clean_games == c.games else "PROBLEM"
-        _say(f"{mark:>7}  {_safe(c.game)} with {c.seats} seats: {c.clean_games}/{c.games} games "
-             f"clean, {c.moves} moves, {c.seconds:.1f} s")
+        unplayed = (f"; {c.not_played} not played after its first failure" if c.not_played
+                    else "")
+        _say(f"{mark:>7}  {_safe(c.label)}: {c.clean_games}/{c.games} games clean, {c.moves} "
+             f"moves, {c.seconds:.1f} s{unplayed}")
     for p in report.problems:
-        _say(f"[red]problem[/red] in {_safe(p.game)} ({p.seats} seats, game {_safe(p.game_id)}): "
-             f"{_safe(p.words)}")
-        _say(f"  what happened: {_safe(p.detail)}")
+        where = f"{p.seats} seats" + (f", {options_label(p.options)}" if p.options else "")
+        game_id = f", game {_safe(p.game_id)}" if p.game_id else ""
+        _say(f"[red]problem[/red] in {_safe(p.game)} ({_safe(where)}{game_id}): {_safe(p.words)}")
+        if p.detail:
+            _say(f"  what happened: {_safe(p.detail)}")
         if p.evidence:
             _say(f"  evidence: {_safe(p.evidence)}")
-    if report.stderr_tail and report.problems:
-        _say("the bot's stderr (last lines):")
-        for line in report.stderr_tail.splitlines():
-            _say(f"  | {_safe(line)}")
+        if p.hint:
+            _say(f"  [bold]hint:[/bold] {_safe(p.hint)}")
+    if report.not_played:
+        _say(f"games not played: {report.not_played}, because the failure budget ran out: the "
+             "check stops an option set's match at the bot's first failure (the rest would "
+             "repeat it, each costing up to a full timeout); fix the problem and check again")
     if report.move_ms:
-        _say(f"move time: median {report.median_ms:.1f} ms, worst {report.worst_ms:.1f} ms "
-             f"(limit {time.move_ms} ms) over {len(report.move_ms)} moves")
+        timed_out = (f", {report.timeouts} timed out (counted at the time waited)"
+                     if report.timeouts else ", none timed out")
+        _say(f"move time: median {report.median_ms:,.1f} ms, worst {report.worst_ms:,.1f} ms "
+             f"(limit {move_ms:,} ms) over {len(report.move_ms):,} moves{timed_out}")
+    _print_stderr(report)
     for w in report.warnings:
         _say(f"[yellow]warning:[/yellow] {_safe(w)}")
     verdict = "clean" if report.clean else f"{len(report.problems)} problem(s)"
-    _say(f"{_safe(spec.name)}: {verdict} ({report.seconds:.1f} s)")
-    raise typer.Exit(0 if report.clean else 1)
+    flagged = sum(n for _, n in report.stderr_warnings)
+    if flagged:
+        verdict += f", {flagged:,} warning line(s) in its stderr"
+    _say(f"{_safe(report.bot)}: {verdict} ({report.seconds:.1f} s)")
+
+
+STDERR_WARNINGS_SHOWN = 5  # distinct warning lines of a bot's stderr shown, the most frequent first
+
+
+def _print_stderr(report) -> None:
+    if not report.stderr_bytes:
+        _say("stderr: empty")
+        return
+    flagged = sum(n for _, n in report.stderr_warnings)
+    _say(f"stderr: {_size(report.stderr_bytes)}, "
+         + (f"{flagged:,} line(s) look like warnings or errors:" if flagged
+            else "no line looks like a warning or an error"))
+    ranked = sorted(report.stderr_warnings, key=lambda w: -w[1])
+    for line, times in ranked[:STDERR_WARNINGS_SHOWN]:
+        _say(f"  {times:>5,}× {_safe(line[:300])}")
+    if len(ranked) > STDERR_WARNINGS_SHOWN:
+        _say(f"         … and {len(ranked) - STDERR_WARNINGS_SHOWN} other distinct line(s)")
+    # A clean bot's tail is shorter: enough to see what it logs, not a wall of text.
+    lines = report.stderr_tail.splitlines()[-(12 if report.problems else 5):]
+    _say("the bot's stderr (last lines):")
+    for line in lines:
+        _say(f"  | {_safe(line)}")
+
+
+def _size(n: int) -> str:
+    return f"{n:,} bytes" if n < 10_000 else f"{n / 1024:,.1f} KiB" if n < 10 << 20 \
+        else f"{n / (1 << 20):,.1f} MiB"
 
 
 @bot_app.command()

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from arena.cli._app import DB_OPTION, app, console, fail, new_table, open_store
+from arena.cli._app import DB_OPTION, app, console, fail, new_table, open_store, printable
 from arena.cli.tables import TEXT, WIDE_OPTION, WORDS
 from arena.errors import ArenaError, ConfigError
 
@@ -64,19 +64,35 @@ def conformance(
 
 @app.command()
 def replay(
-    game_id: Annotated[str, typer.Argument(help="Game id, as stored in the games table.")],
+    game_id: Annotated[str, typer.Argument(help="Game id (see `arena tournament show`, the web).")],
+    view: Annotated[Optional[str], typer.Option(
+        "--view", help="Only what one seat saw: seat:N (its observations; others' hidden cards "
+        "never shown).")] = None,
+    full: Annotated[bool, typer.Option("--full", help="Draw the full state after every step.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The plies as JSON (machine form).")] = False,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
 ) -> None:
-    """Replay a stored game from its seed and moves and check it reproduces the record."""
-    from arena.replay import replay as replay_game
+    """Replay a stored game move by move: each ply's seat, bot, action and what it did, bot log
+    lines beside their moves, the ending and the scores."""
+    from arena.replay_text import logs_by_ply, render_text, replay_game, replay_json
 
+    if view is not None and full:
+        fail(ConfigError("--view and --full exclude each other: a seat's view hides what --full shows"))
     try:
-        state, game = replay_game(open_store(db), game_id)
+        store = open_store(db)
+        record = replay_game(store, game_id, view or ("full" if full else "spectator"))
+        # Bot stderr by ply, where the store records it (a newer schema); older stores have none.
+        game_logs = getattr(store, "game_logs", None)
+        seat = record.view.partition(":")[2]
+        logs = (logs_by_ply(game_logs(game_id), int(seat) if seat else None)
+                if game_logs is not None else {})
     except ArenaError as exc:
         fail(exc)
-    console.print_json(json.dumps(state.full_view()))
-    console.print(f"{game_id}: {len(game['moves'])} moves replayed; scores {state.scores()}; "
-                  f"termination {game['termination']}")
+    if as_json:
+        print(json.dumps(replay_json(record, logs), separators=(",", ":")))
+        return
+    for line in render_text(record, logs):
+        console.print(printable(line), highlight=False)
 
 
 @app.command()

@@ -176,7 +176,7 @@ def crosstable(
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
     wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
-    """Every bot against every other: pairwise points and games, as a chess crosstable."""
+    """Every bot against every other: pair points and games, as a chess crosstable."""
     from arena import rating_reports  # numpy and scipy: loaded only when needed
 
     try:
@@ -193,14 +193,15 @@ def crosstable(
         return
     if format is OutputFormat.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(("stage", "bot", "opponent", "points", "games", "wins", "draws", "losses"))
+        writer.writerow(("stage", "bot", "opponent", "pair_points", "games", "wins", "draws",
+                         "losses"))
         for s, x in tables:
             for a in x["bots"]:
                 for b in x["bots"]:
                     if a != b:
                         c = x["cells"][a][b]
                         writer.writerow((s["stage"], safe_cell(a), safe_cell(b),
-                                         whole_number(c["points"]), c["games"], c["wins"],
+                                         whole_number(c["pair_points"]), c["games"], c["wins"],
                                          c["draws"], c["losses"]))
         return
     for s, x in tables:
@@ -211,16 +212,16 @@ def crosstable(
             for b in bots:
                 c = x["cells"][a].get(b)
                 # A pair that never met shows a dot: an empty cell reads as a missing number.
-                cells.append("—" if c is None else f"{plain_number(c['points'])}/{c['games']}"
+                cells.append("—" if c is None else f"{plain_number(c['pair_points'])}/{c['games']}"
                              if c["games"] else "·")
             values.append(cells)
-            points = sum(c["points"] for c in x["cells"][a].values())
+            points = sum(c["pair_points"] for c in x["cells"][a].values())
             games = sum(c["games"] for c in x["cells"][a].values())
             totals.append(f"{plain_number(points)}/{games}")
         unmet = any("·" in row for row in values)
         console.print(PagedMatrix(
             escape(f"{t['name']} — {s['game']} crosstable (stage {s['stage']}; "
-                   f"points/games against each opponent)"),
+                   f"pair points/games against each opponent)"),
             [printable(a) for a in bots], values, totals,
             caption="· did not meet" if unmet else None))
 
@@ -233,6 +234,7 @@ def h2h(
     tournament: Annotated[Optional[int], typer.Option(help="Only this tournament.")] = None,
     game: Annotated[Optional[str], typer.Option(help="Only this game.")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
     """Head to head: two bots' record, per-deal pair scores, Elo difference with its margin, LOS."""
     from arena import rating_reports  # numpy and scipy: loaded only when needed
@@ -244,16 +246,18 @@ def h2h(
     if format is OutputFormat.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
+    lines = result["lines"]
     if format is OutputFormat.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(("bot", "opponent", "games", "wins", "draws", "losses", "score_pct",
-                         "elo", "elo_lo", "elo_hi", "basis", "los", "pairs_0", "pairs_0.5",
-                         "pairs_1", "pairs_1.5", "pairs_2"))
-        elo = result["elo"] or {}
-        writer.writerow((safe_cell(bot_a), safe_cell(bot_b), result["games"], result["wins"],
-                         result["draws"], result["losses"], result["score_pct"], elo.get("diff"),
-                         elo.get("lo"), elo.get("hi"), elo.get("basis"), result["los"],
-                         *result["pentanomial"]))
+        writer.writerow(("bot", "opponent", "game", "seats", "games", "wins", "draws", "losses",
+                         "score_pct", "elo", "elo_lo", "elo_hi", "basis", "los", "pairs_0",
+                         "pairs_0.5", "pairs_1", "pairs_1.5", "pairs_2"))
+        for line in [*lines, {**result, "game": "all", "seats": None}]:
+            elo = line["elo"] or {}
+            writer.writerow((safe_cell(bot_a), safe_cell(bot_b), safe_cell(line["game"]),
+                             line["seats"], line["games"], line["wins"], line["draws"],
+                             line["losses"], line["score_pct"], elo.get("diff"), elo.get("lo"),
+                             elo.get("hi"), elo.get("basis"), line["los"], *line["pentanomial"]))
         return
     say = lambda text: console.print(text, highlight=False, markup=False)  # noqa: E731
     say(f"{bot_a} against {bot_b}: {result['games']} games, +{result['wins']} ={result['draws']} "
@@ -261,6 +265,9 @@ def h2h(
     if sum(result["pentanomial"]):
         counts = ", ".join(f"{p}: {n}" for p, n in zip(("0", "½", "1", "1½", "2"), result["pentanomial"]))
         say(f"duplicate deals (pair score of {bot_a}: deals): {counts}")
+    if len(lines) > 1:
+        _print_h2h_lines(bot_a, bot_b, result)
+        return
     if result["elo"]:
         e = result["elo"]
         say(f"Elo difference {e['diff']:+.1f} (95 %: {e['lo']:+.1f} to {e['hi']:+.1f}, {e['basis']})")
@@ -268,6 +275,31 @@ def h2h(
         say("Elo difference: not estimable (a perfect score, or too few games)")
     if result["los"] is not None:
         say(f"likelihood of superiority {100 * result['los']:.1f} %")
+
+
+def _print_h2h_lines(bot_a: str, bot_b: str, result: dict) -> None:
+    """One row per game (and seat count) and the pooled row, each from its own games only."""
+    lines = result["lines"]
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line["game"]] = counts.get(line["game"], 0) + 1
+    table = new_table(f"{printable(bot_a)} against {printable(bot_b)}, per game (each row's figures from its own "
+                      "games)", "game", "games", "W-D-L", "score %", "Elo", "95 %", "LOS %",
+                      "basis", right=("games", "W-D-L", "score %", "Elo", "LOS %"),
+                      priorities={"score %": 1, "Elo": 1, "95 %": 2, "W-D-L": 3, "LOS %": 3,
+                                  "basis": 4})
+    for line in [*lines, {**result, "game": "all games", "seats": None}]:
+        label = line["game"] + (f" ({line['seats']} seats)"
+                                if line["seats"] and counts.get(line["game"], 0) > 1 else "")
+        e = line["elo"]
+        table.add_row(printable(label), str(line["games"]),
+                      f"{line['wins']}-{line['draws']}-{line['losses']}",
+                      f"{line['score_pct']:.1f}",
+                      "—" if e is None else f"{e['diff']:+.0f}",
+                      "—" if e is None else f"{e['lo']:+.0f}…{e['hi']:+.0f}",
+                      "—" if line["los"] is None else f"{100 * line['los']:.1f}",
+                      "" if e is None else e["basis"])
+    console.print(table)
 
 
 @app.command("sprt")

@@ -120,18 +120,31 @@ def _standings_table(title: str, stage: dict, compact: bool):
 
 
 def _overall_table(title: str, rows: list[dict]):
-    stage_names = [f"{s['stage']}. {s['name']}" for s in rows[0]["stages"]] if rows else []
-    cols = ["#", "bot", "points", "stage wins", "game pts", *stage_names]
+    stages = rows[0]["stages"] if rows else []
+    stage_names = [f"{s['stage']}. {s['name']}" for s in stages]
+    cols = ["#", "bot", "score", "stage wins", "game pts", *stage_names]
     table = new_table(title, *cols, right=tuple(c for c in cols if c != "bot"),
-                      priorities={"points": 0, "stage wins": 3, "game pts": 4,
+                      priorities={"score": 0, "stage wins": 3, "game pts": 4,
                                   **{name: 2 for name in stage_names}})
     for r in rows:
-        cells = [str(r["rank"]), _safe(r["bot"]), _num(r["points"]), str(r["stage_wins"]),
+        cells = [str(r["rank"]), _safe(r["bot"]), _num(r["score"]), str(r["stage_wins"]),
                  _num(r["game_points"])]
         for s in r["stages"]:
             cells.append("left out" if s["left_out"] else "–" if s["rank"] is None
-                         else f"{s['rank']} ({_num(s['points'])})")
+                         else f"{s['rank']}: {_num(s['points'])} → {_num(s['contribution'])}")
         table.add_row(*cells)
+    # A stage's maximum is the same for all its bots: said once, with its weight.
+    maxima = {}
+    for r in rows:
+        for s in r["stages"]:
+            if s["maximum"] is not None:
+                maxima[s["stage"]] = s["maximum"]
+    table.caption = ("score: the weighted mean over the stages a bot plays of its share, match "
+                     "points / the stage's maximum (cells: rank: match points → contribution, "
+                     "weight × share / the weights of its stages); "
+                     + "; ".join(f"{s['stage']}. {_safe(s['name'])}: weight {_num(s['weight'])}, "
+                                 f"maximum {_num(maxima.get(s['stage']))}" for s in stages))
+    table.caption_justify = "left"
     return table
 
 

@@ -29,6 +29,7 @@ from arena.errors import GameOptionsError, IllegalActionError
 from arena.games.chance import HiddenDeal
 
 if TYPE_CHECKING:
+    from arena.games.text import TextView
     from arena.search.hooks import SearchHooks
 
 JSON = Any
@@ -55,6 +56,10 @@ class GameType:
     # Option sets beyond the defaults that the conformance kit must also cover (besides the
     # one-option-at-a-time variations it derives from the options model itself).
     variants: tuple[dict, ...] = ()
+    # Options (bool or Literal) that change what a bot is sent beyond values: its observation's
+    # fields, the kinds of requests it gets, who its partners are. `arena bot check` plays every
+    # value of each, since a bot that works with the defaults may still break on them.
+    protocol_options: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -234,6 +239,11 @@ class GameState(ABC):
     def search_hooks(cls) -> SearchHooks | None:
         """What search needs of this game beyond this interface (arena.search.hooks.SearchHooks:
         playout profiles, shipped bots), or None for the generic defaults."""
+        return None
+
+    @classmethod
+    def text_view(cls) -> TextView | None:
+        """How a terminal draws this game (arena.games.text.TextView), or None for no text view."""
         return None
 
     def rollout(self, rng: random.Random) -> None:

@@ -34,6 +34,7 @@ from arena.games.cribbage_scoring import (
 )
 
 if TYPE_CHECKING:
+    from arena.games.text import TextView
     from arena.search.hooks import SearchHooks
 
 DECK: tuple[str, ...] = tuple(standard_deck(jokers=1))
@@ -206,6 +207,8 @@ class BattlefieldCribbageState(GameState):
             },
             {"team_mode": True, "hand_choice": "free", "joker_to_crib": "forbidden", "target": 61},
         ),
+        # Teams add a partner and team scores to the observation.
+        protocol_options=("team_mode", "reveal_choice"),
     )
 
     options: BattlefieldCribbageOptions
@@ -774,6 +777,13 @@ class BattlefieldCribbageState(GameState):
         self.crib_down = placed.get("crib_face_down", [])
         if "pending_drawn" in placed:
             self.pending = placed["pending_drawn"][0]
+
+    @classmethod
+    def text_view(cls) -> TextView:
+        """How a terminal draws Battlefield Cribbage (arena.games.battlefield_cribbage_text)."""
+        from arena.games.battlefield_cribbage_text import TEXT
+
+        return TEXT
 
     @classmethod
     def search_hooks(cls) -> SearchHooks:

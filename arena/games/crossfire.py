@@ -20,6 +20,7 @@ from arena.games.base import JSON, GameOptions, GameState, GameType
 from arena.games.chance import HiddenDeal, future_seed
 
 if TYPE_CHECKING:
+    from arena.games.text import TextView
     from arena.search.hooks import SearchHooks
 
 # Comparison order: the ace is high in Crossfire.
@@ -133,6 +134,8 @@ class CrossfireState(GameState):
             },
             {"open_rows": True, "tie_rule": "played_cards", "dealer_rotation": "per_game"},
         ),
+        # Open rows show a player its own face-down row: new fields in its observation.
+        protocol_options=("open_rows",),
     )
 
     options: CrossfireOptions
@@ -387,6 +390,13 @@ class CrossfireState(GameState):
     def _redraw_future(self, rng: random.Random) -> None:
         """Later reshuffles draw from a fresh seed."""
         self._reshuffle_seed = future_seed(rng)
+
+    @classmethod
+    def text_view(cls) -> TextView:
+        """How a terminal draws Crossfire (arena.games.crossfire_text)."""
+        from arena.games.crossfire_text import TEXT
+
+        return TEXT
 
     @classmethod
     def search_hooks(cls) -> SearchHooks:

@@ -22,6 +22,7 @@ from arena.games.base import JSON, GameOptions, GameResult, GameState, GameType,
 from arena.games.chance import HiddenDeal, future_seed
 
 if TYPE_CHECKING:
+    from arena.games.text import TextView
     from arena.search.hooks import SearchHooks
 
 COLOURS = "RBGY"
@@ -521,6 +522,13 @@ class CrosswalkState(GameState):
         self.discard = self.in_discard[seat] + placed.get("discard", [])
         self.stock = placed.get("stock", [])
         self._public_json = None
+
+    @classmethod
+    def text_view(cls) -> TextView:
+        """How a terminal draws Crosswalk (arena.games.crosswalk_text)."""
+        from arena.games.crosswalk_text import TEXT
+
+        return TEXT
 
     @classmethod
     def search_hooks(cls) -> SearchHooks:

@@ -29,6 +29,7 @@ from arena.games.base import JSON, GameOptions, GameState, GameType
 from arena.games.chance import HiddenDeal, future_seed
 
 if TYPE_CHECKING:
+    from arena.games.text import TextView
     from arena.search.hooks import SearchHooks
 
 DECK: tuple[str, ...] = tuple(standard_deck())
@@ -624,6 +625,13 @@ class XeriState(GameState):
         new.xeri_pts = self.xeri_pts[:]
         new.history = self.history[:]
         return new
+
+    @classmethod
+    def text_view(cls) -> TextView:
+        """How a terminal draws Xeri (arena.games.xeri_text)."""
+        from arena.games.xeri_text import TEXT
+
+        return TEXT
 
     @classmethod
     def search_hooks(cls) -> SearchHooks:

@@ -5,7 +5,8 @@ Methods:
   `seed` do not apply; no interval, no LOS; `history` is elo()'s per-game history);
 - "bt" (Bradley–Terry) and "pl" (Plackett–Luce): maximum likelihood with each pool centred on
   `average`, or the anchor's pool shifted so that `anchor` = (bot, rating) holds; 95 %
-  parametric-bootstrap intervals from `samples` resamples seeded by `seed` (0: none) and a LOS
+  parametric-bootstrap intervals from `samples` resamples seeded by `seed` (0: none; an end the
+  data does not bound, e.g. above a bot with all wins, is None: `arena.ratings.bounds`) and a LOS
   matrix from the bootstrap samples (or, when samples=0, from the likelihood's curvature).
 Every method reports the pools that never met as `groups` (only when there are two or more), and
 every row counts games and pairwise wins/draws/losses as elo() does.
@@ -20,6 +21,7 @@ import numpy as np
 
 from arena.errors import ConfigError
 from arena.ratings.bootstrap import DEFAULT_SAMPLES, REFITS, bootstrap, intervals
+from arena.ratings.bounds import open_ends
 from arena.ratings.elo import DEFAULT_K, DEFAULT_RATING, elo, sides_of
 from arena.ratings.fitting import Fit, Records, compile_games, covariance, pools, records
 from arena.ratings.stats import los_matrix
@@ -103,14 +105,18 @@ def _rows(fit: Fit, recs: Records, lo: np.ndarray | None, hi: np.ndarray | None)
         wins, draws, losses = float(recs.wins[i]), float(recs.draws[i]), float(recs.losses[i])
         encounters = wins + draws + losses
         points = wins + draws / 2
-        rows.append({
+        row = {
             "bot": bot, "rating": round(float(fit.ratings[i]), 4),
             "lo": _bound(lo, i), "hi": _bound(hi, i),
             "games": int(recs.games[i]), "wins": wins, "draws": draws, "losses": losses,
             "points": points,
             "score_pct": round(100 * points / encounters, 2) if encounters else 0.0,
             "flag": fit.flags.get(bot),
-        })
+        }
+        # An end the data does not bound is stored as None (see arena.ratings.bounds).
+        bounded = open_ends(row)
+        row["lo"], row["hi"] = bounded["lo"], bounded["hi"]
+        rows.append(row)
     rows.sort(key=lambda r: (-r["rating"], r["bot"]))
     return rows
 

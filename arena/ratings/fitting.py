@@ -20,6 +20,15 @@ all sinks, bounds everyone between them) and leaves every well-determined pool u
 bot with a perfect record is flagged "all wins" / "all losses"; other bots that got the prior,
 "no losses vs rest" / "no wins vs rest".
 
+Teams. A side of several members is one observation of their mean, so the members' own strengths
+are identified only through the other partnerships they played in: on a small event the
+likelihood is flat along some directions (partners always together) and unbounded along others
+(a set of partnerships that always beat the rest, which the per-bot digraph above does not see),
+and the fit ran off to ratings of ±10,000 with intervals as wide. So every bot of a pool that
+has any team side gets the same weak prior, PERFECT_RECORD_DRAWS virtual draws against the pool
+mean: the ratings are finite and shrunk a little toward the mean, by about one game's worth, and
+a large event is barely moved. Pools without teams are not touched.
+
 Solver. The negative log-likelihood is convex; its value, gradient and Hessian-vector product are
 vectorised with numpy and handed to scipy's Newton trust-region solver (`trust-ncg`). The
 likelihood does not change when every strength shifts by one amount, so a quadratic penalty on the
@@ -263,6 +272,15 @@ def unbounded(tables: Tables, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return never_lost, never_won
 
 
+def in_teams(tables: Tables) -> np.ndarray:
+    """Bots that sat in a side of two or more members at least once."""
+    sizes = np.asarray(tables.unit_members.sum(axis=1)).ravel()
+    used = np.zeros(len(sizes), dtype=bool)
+    used[tables.side_unit] = True
+    teams = tables.unit_members[np.flatnonzero(used & (sizes >= 2))]
+    return np.asarray(teams.sum(axis=0)).ravel() > 0
+
+
 def compact(matrix: sparse.spmatrix) -> sparse.csr_matrix | np.ndarray:
     """The matrix as a dense array when small, else as CSR: whichever multiplies faster."""
     if matrix.shape[0] * matrix.shape[1] <= DENSE_CELLS:
@@ -371,6 +389,8 @@ def fit_pools(tables: Tables, method: str, model_of: Callable[[Tables], Objectiv
     """Fit every connected pool separately with `model_of`, then anchor and flag."""
     pool = pools(tables)
     never_lost, never_won = unbounded(tables, pool)
+    teamed = in_teams(tables)
+    team_pools = np.unique(pool[teamed & (pool >= 0)])
     theta = np.zeros(tables.n_bots)
     models = []
     sizes = tables.sides_per_table()
@@ -390,7 +410,7 @@ def fit_pools(tables: Tables, method: str, model_of: Callable[[Tables], Objectiv
             sub = tables.take(mine, bots)
             local_bots = bots
         model = model_of(sub)
-        prior = (never_lost | never_won)[local_bots]
+        prior = (never_lost | never_won | (teamed & np.isin(pool, team_pools)))[local_bots]
         theta[local_bots] = solve(model, prior, None if start is None else start[local_bots],
                                   tolerance)
         models.append((local_bots, model, prior))

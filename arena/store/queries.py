@@ -179,8 +179,9 @@ def bot_known(store: Store, ref: str) -> bool:
 
 
 def pair_ranks(store: Store, a: str, b: str, tournament_id: int | None = None,
-               game: str | None = None) -> list[tuple[str, int, int]]:
-    """(game id, rank of a, rank of b) of every game a and b played on different teams, in order."""
+               game: str | None = None) -> list[tuple[str, int, int, str, int, str, int]]:
+    """(game id, rank of a, rank of b, game, seats, match id, deal) of every game a and b played
+    on different teams, in order."""
     fa, pa = _bot_filter(store, a, "ba", "sa.bot")
     fb, pb = _bot_filter(store, b, "bb", "sb.bot")
     scope, sargs = "", []
@@ -189,7 +190,7 @@ def pair_ranks(store: Store, a: str, b: str, tournament_id: int | None = None,
     if game is not None:
         scope, sargs = scope + " and g.game = ?", sargs + [game]
     return store.db.execute(
-        "select g.id, sa.rank, sb.rank from games g "
+        "select g.id, sa.rank, sb.rank, g.game, g.num_seats, g.match_id, g.deal from games g "
         "join game_seats sa on sa.game_id = g.id join game_seats sb on sb.game_id = g.id "
         "join bots ba on ba.id = sa.bot_id join bots bb on bb.id = sb.bot_id "
         f"where {fa} and {fb} and sa.team != sb.team{scope} order by g.tournament_id, g.ordinal",
@@ -330,10 +331,11 @@ class VersionActivity:
             [bot_id])]
         ratings = [dict(r) for r in store.db.query(
             "select r.tournament_id, t.name tournament, r.stage, r.method, r.rating, r.lo, r.hi, "
-            "r.games from ratings r join tournaments t on t.id = r.tournament_id "
+            "r.games, r.flag from ratings r join tournaments t on t.id = r.tournament_id "
             "where r.bot_id = ? order by r.tournament_id desc, r.stage, r.method", [bot_id])]
         pooled = [dict(r) for r in store.db.query(
-            "select scope_kind, scope_id, method, rating, lo, hi, games, score_pct, computed_at "
+            "select scope_kind, scope_id, method, rating, lo, hi, games, score_pct, flag, "
+            "computed_at "
             "from pooled_ratings where bot_id = ? order by scope_kind, scope_id, method",
             [bot_id])]
         failures = [dict(r) for r in store.db.query(

@@ -74,17 +74,21 @@ class ORJSONResponse(JSONResponse):
         return orjson.dumps(content, default=str, option=orjson.OPT_NON_STR_KEYS)
 
 
-def _number(value, digits: int = 0) -> str:
-    """A number for a table cell: `digits` decimals (whole numbers without any); blank for None."""
+def _number(value, digits: int | None = None) -> str:
+    """A number for a table cell: points as the CLI shows them (24.5, not 24; 7/3 as 2.333), or
+    `digits` decimals when given (ratings: `num(0)`); blank for None."""
     if value is None or value == "":
         return ""
     try:
         x = float(value)
     except (TypeError, ValueError):
         return str(value)
-    if digits:
+    if digits is not None:
         return f"{x:.{digits}f}"
-    return str(int(x)) if x.is_integer() else f"{x:.0f}"
+    # As `arena tournament show` prints points: a half or a third is a result, never rounded away
+    # (24.5, 2.333), while float noise is (3 decimals).
+    x = round(x, 3)
+    return str(int(x)) if x.is_integer() else f"{x:g}"
 
 
 def _bar(row: dict, scale: list[float]) -> dict | None:
@@ -96,9 +100,12 @@ def _bar(row: dict, scale: list[float]) -> dict | None:
         return None
     pos = lambda v: round(100 * (v - lo) / span, 2)  # noqa: E731
     out = {"p": max(0.0, round(pos(r) - 0.6, 2)), "lo": None, "w": None}  # p: the marker's left
-    if row.get("lo") is not None and row.get("hi") is not None:
-        out["lo"] = pos(row["lo"])
-        out["w"] = max(0.5, round(pos(row["hi"]) - pos(row["lo"]), 2))
+    # An open end (arena.ratings.bounds) runs to the edge of the scale.
+    low = lo if row.get("lo_open") else row.get("lo")
+    high = hi if row.get("hi_open") else row.get("hi")
+    if low is not None and high is not None:
+        out["lo"] = pos(low)
+        out["w"] = max(0.5, round(pos(high) - pos(low), 2))
     return out
 
 

@@ -17,6 +17,7 @@ from arena.ladder_view import ladder_status
 from arena.leaderboards import GAME_SCOPE, LADDER_SCOPE, ladder_scope_id
 from arena.leaderboards import leaderboard as fit_leaderboard
 from arena.rating_reports import crosstable_report, head_to_head, tournament_ratings
+from arena.ratings.bounds import open_ends
 from arena.reports import tournament_report, tournament_status
 from arena.store import Store, lease_alive
 from arena.store.queries import (
@@ -169,7 +170,7 @@ def leaderboard(store: Store, game: str, params) -> dict:
         rows, chosen, source, computed_at = board["rows"], board["method"], "computed", None
     keys = ("bot_id", "bot", "version", "rating", "lo", "hi", "games", "wins", "draws", "losses",
             "score_pct", "flag", "last_played")
-    out = [{"rank": i, **{k: r.get(k) for k in keys}} for i, r in enumerate(rows, 1)]
+    out = [{"rank": i, **open_ends({k: r.get(k) for k in keys})} for i, r in enumerate(rows, 1)]
     live = any(lease_alive(pid, host, ts, started) for pid, host, ts, started in (
         running_leases(store, ladder_id=ladder["id"]) if ladder else running_leases(store, game=game)))
     return {"game": game, "ladder": ladder, "method": chosen,
@@ -255,7 +256,7 @@ def ladder(store: Store, text: str) -> dict:
     status = ladder_status(LadderView.load(store, lid, top=100))
     boards = {}
     for game, board in status["leaderboards"].items():
-        rows = [{"rank": i, **r} for i, r in enumerate(board["rows"], 1)]
+        rows = [{"rank": i, **open_ends(r)} for i, r in enumerate(board["rows"], 1)]
         boards[game] = {"method": board["method"],
                         "method_label": METHOD_LABELS.get(board["method"], board["method"]),
                         "rows": rows, "scale": _interval_scale(rows)}
@@ -312,8 +313,9 @@ def _version(store: Store, v: dict) -> dict:
     keep = ("id", "name", "version", "status", "language", "author", "description", "added_at",
             "content_hash")
     return {**{k: v.get(k) for k in keep}, "ref": ref, "games_played": sum(g["games"] for g in per_game),
-            "per_game": per_game, "tournaments": activity.tournaments, "ratings": activity.ratings,
-            "pooled_ratings": activity.pooled, "history": _history(activity),
+            "per_game": per_game, "tournaments": activity.tournaments,
+            "ratings": [open_ends(r) for r in activity.ratings],
+            "pooled_ratings": [open_ends(r) for r in activity.pooled], "history": _history(activity),
             "head_to_head": _head_to_head(store, vid, ref), "failures": failures,
             "recent_games": recent}
 

@@ -8,6 +8,7 @@ import pytest
 
 from arena.errors import ConfigError, MatchErrorLimit, StoreError
 from arena.executors import SerialExecutor
+from arena.scheduling import SCHEDULERS, RoundRobin
 from arena.store import Store
 from tests.support.config import bots_toml, config_file
 from tests.support.paths import BOTS
@@ -262,3 +263,56 @@ def test_an_event_interrupted_anywhere_resumes_to_the_uninterrupted_record(tmp_p
     assert store.tournament()["status"] == "interrupted"
     play(path, store, resume=True)
     assert _record(store) == _record(full)
+
+
+# -- round robin schedule versions ----------------------------------------------------------------
+ROUND_ROBIN_3 = """
+name = "rr3"
+game = "crosswalk"
+seats = 3
+seed = 8
+deals = 1
+duplicate = false
+""" + bots_toml(7)
+
+
+def _overlaps(store: Store) -> int:
+    """Seats beyond one per bot per round, over the recorded rounds."""
+    seated = [[b for t in r["tables"] for b in t] for r in store.rounds(1, 1)]
+    return sum(len(bots) - len(set(bots)) for bots in seated)
+
+
+def test_a_round_robin_recorded_before_schedule_versions_resumes_with_its_old_schedule(
+        tmp_path, monkeypatch):
+    path = config_file(tmp_path, ROUND_ROBIN_3)
+    # What an older Arena did: schedule 1 (7 bots at 3 seats: some bot twice in a round), and
+    # no "schedule" in the stage's stored config.
+    monkeypatch.setitem(SCHEDULERS, "round_robin", RoundRobin(schedule=1))
+    old = Store(":memory:")
+    play(path, old)
+    store = Store(tmp_path / "a.db")
+    with pytest.raises(KeyboardInterrupt):
+        play(path, store, StopAfter(12))
+    monkeypatch.undo()
+    store.db.execute("update stages set config = json_remove(config, '$.schedule')")
+    store.db.conn.commit()
+    play(path, store, resume=True)  # today's Arena: re-derives the recorded rounds, then goes on
+    assert _record(store) == _record(old)
+    assert _overlaps(old) > 0
+    # A new run is dealt the resolvable schedule, and says so in its stored config.
+    new = Store(":memory:")
+    play(path, new)
+    assert _overlaps(new) == 0 and len(new.rounds(1, 1)) == len(old.rounds(1, 1)) == 18
+    assert new.stages(1)[0]["config"]["schedule"] == 2
+
+
+def test_a_schedule_version_this_arena_does_not_know_is_refused_on_resume(tmp_path):
+    path = config_file(tmp_path, ROUND_ROBIN_3)
+    store = Store(tmp_path / "a.db")
+    with pytest.raises(KeyboardInterrupt):
+        play(path, store, StopAfter(3))
+    store.db.execute("update stages set config = json_set(config, '$.schedule', 9)")
+    store.db.conn.commit()
+    with pytest.raises(ConfigError, match=r"cannot resume stage 1 \('crosswalk'\): round robin "
+                                          r"schedule version 9 is not one this Arena knows"):
+        play(path, store, resume=True)

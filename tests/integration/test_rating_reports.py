@@ -20,7 +20,7 @@ from arena import rating_reports
 from arena.cli import app
 from arena.config import load_config
 from arena.executors import SerialExecutor
-from arena.ratings import los, rate
+from arena.ratings import elo_diff_trinomial, los, rate
 from arena.standings import crosstable
 from arena.store import Store
 from arena.store.views import TournamentView
@@ -154,7 +154,7 @@ def test_crosstable_is_pairwise_and_antisymmetric(two):
         for b in report["bots"]:
             if a != b:
                 assert cells[a][b]["games"] == cells[b][a]["games"]
-                assert cells[a][b]["points"] + cells[b][a]["points"] == cells[a][b]["games"]
+                assert cells[a][b]["pair_points"] + cells[b][a]["pair_points"] == cells[a][b]["games"]
                 assert cells[a][b]["wins"] == cells[b][a]["losses"]
     # Totals agree with the stored ratings' pairwise records.
     wins = {r["bot"]: r["wins"] for r in store.ratings(1, "bt")}
@@ -367,3 +367,82 @@ def test_a_named_anchor_fixes_that_bots_fitted_rating(tmp_path):
         bots=BOTS, name="x", seed=1, deals=1))
     out = cli("run", str(bad), "--db", str(tmp_path / "b.db"), "--executor", "serial")
     assert out.exit_code == 2 and "rating.anchor: 'ghost'" in out.output
+
+
+def _rows(game: str, seats: int, results: str, match: str | None = None) -> list[tuple]:
+    """pair_ranks rows: 'w', 'd', 'l' per game; with a match, consecutive games share a deal."""
+    rank = {"w": (1, 2), "d": (1, 1), "l": (2, 1)}
+    return [(f"{game}-{seats}-{i}", *rank[r], game, seats, match, i // 2 if match else i)
+            for i, r in enumerate(results)]
+
+
+def test_head_to_head_figures_of_a_line_come_from_its_own_games():
+    # Issue 25: 8 duplicate-deal games at 2 seats (A scores 6 of 8) and 26 games at 3 seats (A
+    # scores 9 of 26) printed "34 games, 44.1 %" beside the Elo of the 8 games only (positive).
+    ranks = (_rows("xeri", 2, "wwwdwdlw", match="m1")
+             + _rows("crossfire", 3, "w" * 8 + "d" * 2 + "l" * 16))
+    h2h = rating_reports.pair_record("A", "B", ranks, [])
+    lines = {(x.game, x.seats): x for x in h2h.lines}
+    duel, triple = lines[("xeri", 2)], lines[("crossfire", 3)]
+    assert (duel.wins, duel.draws, duel.losses, duel.pairs) == (5, 2, 1, 4)
+    assert duel.elo()[0] == "pentanomial" and duel.elo()[1] > 0 and duel.los() > 0.5
+    assert (triple.wins, triple.draws, triple.losses) == (8, 2, 16)
+    assert triple.elo()[0] == "trinomial" and triple.elo()[1] < 0 and triple.los() < 0.5
+    # The pooled line: all 34 games, so the trinomial of their W/D/L (not every game is in a pair).
+    assert (h2h.games, h2h.wins, h2h.draws, h2h.losses) == (34, 13, 4, 17)
+    basis, diff, lo, hi = h2h.elo()
+    assert basis == "trinomial" and (diff, lo, hi) == pytest.approx(elo_diff_trinomial(13, 4, 17))
+    score = h2h.as_dict()["score_pct"]
+    assert score == pytest.approx(100 * 15 / 34, abs=0.01)
+    assert diff < 0 and h2h.los() < 0.5  # one sign with the 44.1 % score
+    data = h2h.as_dict()
+    assert [(x["game"], x["seats"], x["games"]) for x in data["lines"]] == \
+        [("crossfire", 3, 26), ("xeri", 2, 8)]
+
+
+EVENT_2_AND_3_SEATS = """
+name = "ev23"
+seed = 7
+deals = 2
+[[stages]]
+name = "duel"
+game = "xeri"
+[stages.options]
+rounds = 1
+[[stages]]
+name = "three"
+game = "crosswalk"
+seats = 3
+[[bots]]
+name = "first"
+python = "tests.support.bots:FirstLegal"
+[[bots]]
+name = "rand"
+python = "tests.support.bots:SeededRandom"
+[[bots]]
+name = "rand-2"
+python = "tests.support.bots:SeededRandom"
+"""
+
+
+def test_head_to_head_over_an_event_shows_a_line_per_game_and_a_pooled_line(tmp_path):
+    db = tmp_path / "ev.db"
+    play(tmp_path, db, EVENT_2_AND_3_SEATS)
+    data = json.loads(cli("h2h", "first", "rand", "--db", str(db), "-f", "json").stdout)
+    assert [(x["game"], x["seats"]) for x in data["lines"]] == [("crosswalk", 3), ("xeri", 2)]
+    for key in ("games", "wins", "draws", "losses"):
+        assert data[key] == sum(x[key] for x in data["lines"])
+    for figures in (data, *data["lines"]):
+        if figures["elo"] is not None:
+            expected = elo_diff_trinomial(figures["wins"], figures["draws"], figures["losses"])
+            if figures["elo"]["basis"] == "trinomial":
+                assert figures["elo"]["diff"] == pytest.approx(expected[0], abs=0.01)
+            sign = (figures["score_pct"] > 50) - (figures["score_pct"] < 50)
+            assert (figures["elo"]["diff"] > 0) - (figures["elo"]["diff"] < 0) == sign
+            assert (figures["los"] > 0.5) - (figures["los"] < 0.5) == sign
+    assert data["elo"] is None or data["elo"]["basis"] == "trinomial"  # 3-seat games are in it
+    out = cli("h2h", "first", "rand", "--db", str(db))
+    assert out.exit_code == 0 and "all games" in out.stdout and "crosswalk" in out.stdout
+    rows = list(csv.DictReader(io.StringIO(
+        cli("h2h", "first", "rand", "--db", str(db), "-f", "csv").stdout)))
+    assert [r["game"] for r in rows] == ["crosswalk", "xeri", "all"]

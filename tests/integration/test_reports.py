@@ -437,11 +437,16 @@ def test_event_show_puts_the_overall_standing_first_and_marks_left_out(tmp_path)
     assert set(cf) == {"first", "rand"}
     assert report["stages"][1]["left_out"] == ["xeri_heuristic"]
     heuristic = overall["xeri_heuristic"]["stages"]
-    assert heuristic[1] == {"stage": 2, "name": "cf", "left_out": True, "rank": None,
-                            "points": None}
+    assert heuristic[1] == {"stage": 2, "name": "cf", "left_out": True, "weight": 1.0,
+                            "rank": None, "points": None, "maximum": None, "share": None,
+                            "contribution": None}
     for _bot, row in overall.items():
-        played = [s["points"] for s in row["stages"] if not s["left_out"]]
-        assert row["points"] == sum(played)
+        played = [s for s in row["stages"] if not s["left_out"]]
+        assert row["score"] == pytest.approx(sum(s["weight"] * s["share"] for s in played)
+                                             / sum(s["weight"] for s in played))
+        assert row["score"] == pytest.approx(sum(s["contribution"] for s in played))
+        for s in played:
+            assert s["share"] == pytest.approx(s["points"] / s["maximum"])
     stage_x = {s["bot"]: s for s in report["stages"][0]["standings"]}
     assert heuristic[0]["rank"] == stage_x["xeri_heuristic"]["rank"]
     out = invoke("show", db=db)
@@ -450,6 +455,28 @@ def test_event_show_puts_the_overall_standing_first_and_marks_left_out(tmp_path)
     assert "left out" in out.output
     single = show_json(db, "--stage", "2")
     assert [s["stage"] for s in single["stages"]] == [2]
+
+
+def test_an_event_scores_each_stage_by_its_weight_times_its_share(tmp_path):
+    db = tmp_path / "ev.db"
+    play(write(tmp_path / "ev.toml", EVENT.replace('name = "cf"', 'name = "cf"\nweight = 2.5')), db)
+    report = show_json(db)
+    cf = {s["bot"]: s for s in report["stages"][1]["standings"]}
+    for row in report["overall"]:
+        x, c = row["stages"]
+        assert (x["weight"], c["weight"]) == (1.0, 2.5)
+        if c["left_out"]:  # scored on the stage it plays
+            assert row["score"] == pytest.approx(x["share"]) == pytest.approx(x["contribution"])
+        else:
+            # Two bots play cf: one match each, so its maximum is 1 and a share is its match points.
+            assert c["maximum"] == 1.0 and c["share"] == cf[row["bot"]]["match_points"]
+            assert c["contribution"] == pytest.approx(2.5 * c["share"] / 3.5)
+            assert row["score"] == pytest.approx((x["share"] + 2.5 * c["share"]) / 3.5)
+    scores = [r["score"] for r in report["overall"]]
+    assert scores == sorted(scores, reverse=True)
+    out = invoke("show", db=db)
+    assert out.exit_code == 0, out.output
+    assert "2. cf: weight 2.5, maximum 1" in " ".join(out.output.split())
 
 
 def test_run_prints_standings_ratings_and_escapes_names(tmp_path):

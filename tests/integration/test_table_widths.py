@@ -124,16 +124,18 @@ def json_of(db: Path, *args: str):
 
 def rating_values(rows: list[dict]) -> dict[str, list[str]]:
     """A rating table's cells by column header."""
+    from arena.cli._app import interval_text
+
     out: dict[str, list[str]] = {"#": [], "bot (version)": [], "rating": [], "95 %": [],
-                                 "games": [], "points": [], "W-D-L": [], "score %": []}
+                                 "games": [], "pair pts": [], "W-D-L": [], "score %": []}
     for r in rows:
         out["#"].append(str(r["rank"]))
         out["bot (version)"].append(r["bot"])
         out["rating"].append(f"{r['rating']:.0f}")
-        if r["minus"] is not None:
-            out["95 %"].append(f"−{r['minus']:.0f} +{r['plus']:.0f}")
+        if interval_text(r):
+            out["95 %"].append(interval_text(r))
         out["games"].append(str(r["games"]))
-        out["points"].append(plain(r["points"]))
+        out["pair pts"].append(plain(r["pair_points"]))
         out["W-D-L"].append(f"{plain(r['wins'])}-{plain(r['draws'])}-{plain(r['losses'])}")
         out["score %"].append(f"{r['score_pct']:.1f}")
     return out
@@ -160,15 +162,15 @@ def crosstable_values(db, tournament):
         out["bot"] += x["bots"]
         for a in x["bots"]:
             row = [x["cells"][a][b] for b in x["bots"] if b != a]
-            out["cells"] += [f"{plain(c['points'])}/{c['games']}" for c in row if c["games"]]
-            out["cells"].append(f"{plain(sum(c['points'] for c in row))}/"
+            out["cells"] += [f"{plain(c['pair_points'])}/{c['games']}" for c in row if c["games"]]
+            out["cells"].append(f"{plain(sum(c['pair_points'] for c in row))}/"
                                 f"{sum(c['games'] for c in row)}")
     return out
 
 
 def show_values(db, tournament):
     report = json_of(db, "tournament", "show", tournament, "-f", "json")
-    out = {"bot": [], "pts": [], "game pts": [], "points": [], "#": []}
+    out = {"bot": [], "pts": [], "game pts": [], "score": [], "#": []}
     for st in report["stages"]:
         for r in st["standings"]:
             out["#"].append(str(r["rank"]))
@@ -179,7 +181,7 @@ def show_values(db, tournament):
             for tb in rnd["tables"]:
                 out["bot"] += [b["bot"] for b in tb["bots"]]
     for r in report["overall"] or []:
-        out["points"].append(plain(r["points"]))
+        out["score"].append(plain(r["score"]))
     return out
 
 
@@ -232,8 +234,13 @@ def rating_records(rows):
 
 def h2h_values(db):
     r = json_of(db, "h2h", LONG, LONGER, "-f", "json")
-    return {"bots": [LONG, LONGER], "counts": [str(r["games"]), f"+{r['wins']}",
-                                               f"={r['draws']}", f"-{r['losses']}"]}
+    out = {"bots": [LONG, LONGER], "counts": [str(r["games"]), f"+{r['wins']}",
+                                              f"={r['draws']}", f"-{r['losses']}"]}
+    if len(r["lines"]) > 1:  # one row per game and seat count, then the pooled row
+        out.update({"game": [line["game"] for line in r["lines"]],
+                    "games": [str(line["games"]) for line in r["lines"]],
+                    "score %": [f"{line['score_pct']:.1f}" for line in [*r["lines"], r]]})
+    return out
 
 
 def sprt_values(db):
@@ -290,7 +297,7 @@ ESSENTIAL = {
     "leaderboard": ("#", "bot (version)", "rating"),
     "ladder status": ("bot (version)", "rating"),
     "tournament list": ("id", "name"),
-    "tournament show (event)": ("#", "bot", "pts", "points"),
+    "tournament show (event)": ("#", "bot", "pts", "score"),
     "crosstable (30 bots)": ("bot", "cells"),
     "bot list": ("bot", "version"),
     "failures": ("game", "bot"),
@@ -303,6 +310,7 @@ NOT_TABLES = {
     "serve": "starts the web app",
     "replay": "replays one game (text, not a table)",
     "schema": "writes files",
+    "play": "a game played in the terminal, drawn as text",
     "transcript": "prints protocol messages as JSON lines",
     "tournament cancel": "one line",
     "tournament export": "JSON lines or CSV",

@@ -185,9 +185,14 @@ def test_an_event_shows_overall_standings_and_each_stage(client, store):
     html = _html(client, f"/tournaments/{tid}")
     data = _json(client, f"/api/tournaments/{tid}")
     assert data["event"] is True and "Overall standings" in html
-    assert [(r["bot"], r["points"]) for r in data["overall"]] == \
-        [(r["bot"], r["points"]) for r in event_standings(TournamentView.load(store, tid))]
+    assert [(r["bot"], r["score"]) for r in data["overall"]] == \
+        [(r["bot"], r["score"]) for r in event_standings(TournamentView.load(store, tid))]
     assert {r["bot"] for r in data["overall"]} == {"first", "rand", "rand-2", "rand-3"}
+    # Each stage's cell shows what it gives: rank, match points / the stage's maximum → contribution.
+    overall = html[html.index('id="overall-table"'):html.index("</table>", html.index('id="overall-table"'))]
+    played = sum(1 for r in data["overall"] for c in r["stages"] if c["rank"] is not None)
+    assert overall.count(" → ") == played > 0
+    assert "weighted mean over the stages a bot plays of its share" in html
     assert [s["game"] for s in data["stages"]] == ["xeri", "crosswalk"]
     for stage in data["stages"]:
         assert f'id="stage-{stage["stage"]}"' in html

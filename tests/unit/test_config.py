@@ -236,3 +236,23 @@ def test_every_shipped_name_is_accepted():
                 check_label(entry["name"], "bot name")
     for path in (ROOT / "bots").glob("*.toml"):
         load_manifest(path)
+
+
+# -- stage weights ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("weight, words", [
+    (-1, "stages.1.weight: Input should be greater than or equal to 0 (got -1)"),
+    (float("nan"), "stages.1.weight: Input should be a finite number (got nan)"),
+    (float("inf"), "stages.1.weight: Input should be a finite number (got inf)"),
+    ("heavy", "stages.1.weight: Input should be a valid number (got 'heavy')"),
+    (True, "stages.1.weight: Input should be a valid number (got True)"),
+])
+def test_a_bad_stage_weight_is_one_line_naming_it(weight, words):
+    assert words in bad({"stages": [{"game": "xeri"}, {"game": "crossfire", "weight": weight}]})
+
+
+def test_stage_weights_may_not_all_be_zero_and_a_top_level_weight_is_every_stage_default():
+    assert "every stage has weight 0" in bad({"weight": 0, "stages": [{"game": "xeri"},
+                                                                      {"game": "crossfire"}]})
+    config = parse_config({"name": "e", "weight": 0, "bots": two_bots(), "stages": [
+        {"game": "xeri"}, {"game": "crossfire", "weight": 2.5}]})
+    assert [s.weight for s in config.stages] == [0.0, 2.5]

@@ -80,6 +80,19 @@ def test_the_digest_follows_content_and_ignores_later_keys_at_their_defaults():
     assert config_digest(parse_config({**base, "bot_user": "bot"})) != digest
 
 
+def test_an_event_recorded_before_stage_weights_keeps_its_digest():
+    # The digest the Arena of 2026-12-03 (before `weight`) gave this event: at weight 1 a stage
+    # digests as it did then, so the event still resumes; another weight is another config.
+    raw = {"name": "e", "seed": 3, "bots": [{"name": "a", "command": ["x"]},
+                                            {"name": "b", "command": ["y"]}],
+           "stages": [{"game": "xeri"}, {"game": "crossfire", "seats": 3}]}
+    assert config_digest(parse_config(raw)) == "a6bd53ae1ae619da"
+    raw["stages"][1]["weight"] = 1.0
+    assert config_digest(parse_config(raw)) == "a6bd53ae1ae619da"
+    raw["stages"][1]["weight"] = 2
+    assert config_digest(parse_config(raw)) != "a6bd53ae1ae619da"
+
+
 def test_ids_and_ordinals_are_pure_and_ordered():
     assert match_id(3, 1, 2, 4) == "t3-st1-r2-m4"
     assert ordinal(1, 1, 1, 0) < ordinal(1, 1, 1, 1) < ordinal(1, 1, 2, 0) < ordinal(1, 2, 0, 0)

@@ -29,7 +29,15 @@ from arena.scheduling import (
     seatings,
 )
 from arena.scheduling import swiss as swiss_module
-from arena.scheduling.round_robin import GREEDY_LIMIT, next_combination, unrank_combination
+from arena.scheduling.round_robin import (
+    DESIGN_LIMIT,
+    GREEDY_LIMIT,
+    greedy_schedule,
+    next_combination,
+    rank_combination,
+    resolvable_schedule,
+    unrank_combination,
+)
 
 # --- helpers -----------------------------------------------------------------------------------
 
@@ -227,6 +235,60 @@ def test_round_robin_larger_tables_spread_bots_and_first_seats(seats, entrants):
     assert all(abs(firsts[bot] - share) <= 1 for bot in range(entrants))
 
 
+def overlaps(rnd: Round) -> int:
+    """Seats of a round beyond one per bot (0: no bot at two tables)."""
+    bots = [b for t in rnd.tables for b in t.bots]
+    return len(bots) - len(set(bots))
+
+
+@pytest.mark.parametrize("seats", [3, 4])
+@pytest.mark.parametrize("entrants", range(3, 21))
+def test_round_robin_at_three_and_four_seats_never_seats_a_bot_twice_in_a_round(seats, entrants):
+    # The promise: every group of `seats` bots once per cycle, in ⌈C(N, k) / (N // k)⌉ rounds of
+    # N // k tables. Baranyai's theorem splits the C(N, k) groups into matchings of any sizes up
+    # to N // k, so for every N a schedule keeping the promise with no bot twice in a round
+    # exists: the fewest overlaps possible is 0 for every field size, and the schedule has 0.
+    if entrants < seats:
+        return
+    scheduler = RoundRobin()
+    pairing = Pairing(entrants=entrants, seats=seats, seed=0, cycles=2)
+    rounds = run_stage(scheduler, pairing)
+    per_round = entrants // seats
+    per_cycle = -(-comb(entrants, seats) // per_round)
+    assert len(rounds) == 2 * per_cycle == scheduler.total_rounds(pairing)
+    assert [overlaps(r) for r in rounds] == [0] * len(rounds)
+    every_group = Counter(combinations(range(entrants), seats))
+    for cycle in (0, 1):
+        tables = [t for r in rounds[cycle * per_cycle:(cycle + 1) * per_cycle] for t in r.tables]
+        assert Counter(tuple(sorted(t.bots)) for t in tables) == every_group
+    # Every round but the last seats N // k tables; first seats within one of the fair share.
+    assert all(len(r.tables) == per_round for r in rounds[:per_cycle - 1])
+    firsts = Counter(t.bots[0] for r in rounds[:per_cycle] for t in r.tables)
+    share = Fraction(comb(entrants - 1, seats - 1), seats)
+    assert all(abs(firsts[bot] - share) < 1 for bot in range(entrants))
+    # Deterministic: another seed, and a schedule built afresh, give the same rounds.
+    resolvable_schedule.cache_clear()
+    again = run_stage(RoundRobin(), Pairing(entrants=entrants, seats=seats, seed=99, cycles=2))
+    assert again == rounds
+
+
+def test_the_old_schedule_is_kept_for_stages_recorded_with_it():
+    # Version 1 (greedy, lexicographic) sat a bot at two tables in 4 of the 28 rounds of 8 bots
+    # at 3 seats; it stays available, unchanged, for resuming stages recorded with it.
+    assert sum(1 for r in greedy_schedule(8, 3) if len({b for g in r for b in g}) < 6) == 4
+    old = run_stage(RoundRobin(schedule=1), Pairing(entrants=8, seats=3, seed=0))
+    assert [[t.bots for t in r.tables] for r in old] == [list(r) for r in greedy_schedule(8, 3)]
+    assert sum(overlaps(r) > 0 for r in old) == 4
+    with pytest.raises(ConfigError, match="schedule version 3 is not one this Arena knows"):
+        RoundRobin(schedule=3)
+
+
+@pytest.mark.parametrize(("n", "k"), [(9, 3), (12, 4), (20, 4)])
+def test_rank_combination_inverts_unrank(n, k):
+    for rank in range(0, comb(n, k), 7):
+        assert rank_combination(unrank_combination(n, k, rank), n) == rank
+
+
 def test_round_robin_ignores_results():
     scheduler = RoundRobin()
     pairing = Pairing(entrants=9, seats=3, seed=5)
@@ -243,7 +305,7 @@ def test_round_robin_big_field_is_lazy_lexicographic_chunks():
     scheduler = RoundRobin()
     entrants, seats = 1000, 3
     pairing = Pairing(entrants=entrants, seats=seats, seed=0)
-    assert comb(entrants, seats) > GREEDY_LIMIT
+    assert comb(entrants, seats) > max(GREEDY_LIMIT, DESIGN_LIMIT)
     per_round = entrants // seats
     total = scheduler.total_rounds(pairing)
     assert total == -(-comb(entrants, seats) // per_round)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.config import parse_config
 from arena.errors import ConfigError
 from arena.scheduling.base import History, MatchScore, Round, Table
 from arena.standings import (
@@ -475,32 +476,40 @@ def test_match_points_add_up(stage):
 # Multi-game events
 
 
-def row(entry, rank, match_points, game_points):
+def row(entry, rank, match_points, game_points, matches=4, byes=0):
     """A stage row with only the fields overall standings read filled in."""
     return StandingRow(entry=entry, rank=rank, match_points=match_points, game_points=game_points,
-                       matches=0, wins=0, draws=0, losses=0, byes=0, buchholz=0.0,
+                       matches=matches, wins=0, draws=0, losses=0, byes=byes, buchholz=0.0,
                        buchholz_cut1=0.0, sonneborn_berger=0.0, direct_encounter=0.0)
+
+
+def shares(out, entry):
+    """(rank, points, maximum, weight, share, contribution) per stage of one bot (None: absent)."""
+    return tuple(None if s is None else (s.rank, s.points, s.maximum, s.weight, s.share,
+                                         s.contribution)
+                 for s in by_entry(out)[entry].stages)
 
 
 def test_overall_standings_with_a_left_out_bot():
     a = [row(1, 1, 3.0, 5.0), row(0, 2, 2.0, 4.0), row(2, 3, 1.0, 3.0)]
     b = [row(0, 1, 2.0, 3.0), row(1, 2, 1.0, 1.0)]  # bot 2 left out of stage B
     out = overall_standings([("A", a, ()), ("B", b, (2,))], 3)
-    # Points: 0: 2 + 2 = 4, 1: 3 + 1 = 4, 2: 1. Stage wins: 0 one (B), 1 one (A).
-    # Game points decide: 0: 4 + 3 = 7 over 1: 5 + 1 = 6.
-    assert [(r.entry, r.rank, r.points, r.stage_wins, r.game_points, r.best_rank) for r in out] == [
-        (0, 1, 4.0, 1, 7.0, 1), (1, 2, 4.0, 1, 6.0, 1), (2, 3, 1.0, 0, 3.0, 3)]
-    assert by_entry(out)[2].stages == ((3, 1.0), None)
-    assert by_entry(out)[0].stages == ((2, 2.0), (1, 2.0))
+    # Both stages' maximum is 4 (4 matches). Scores, the mean share over the stages played:
+    # 0: (2/4 + 2/4) / 2 = 1/2, 1: (3/4 + 1/4) / 2 = 1/2, 2: 1/4 (A only). Stage wins: 0 one (B),
+    # 1 one (A). Game points decide: 0: 7 over 1: 6.
+    assert [(r.entry, r.rank, r.score, r.stage_wins, r.game_points, r.best_rank) for r in out] == [
+        (0, 1, 0.5, 1, 7.0, 1), (1, 2, 0.5, 1, 6.0, 1), (2, 3, 0.25, 0, 3.0, 3)]
+    assert shares(out, 2) == ((3, 1.0, 4.0, 1.0, 0.25, 0.25), None)
+    assert shares(out, 0) == ((2, 2.0, 4.0, 1.0, 0.5, 0.25), (1, 2.0, 4.0, 1.0, 0.5, 0.25))
 
 
 def test_overall_tiebreaks_stage_wins_then_best_rank():
-    # 0 and 1 level on points (3); 0 won a stage, 1 did not, though 1 has more game points.
+    # 0 and 1 level on score; 0 won a stage, 1 did not, though 1 has more game points.
     a = [row(0, 1, 2.0, 2.0), row(1, 2, 2.0, 5.0)]
     b = [row(0, 3, 1.0, 1.0), row(1, 3, 1.0, 1.0)]
     out = overall_standings([("A", a, ()), ("B", b, ())], 2)
     assert [(r.entry, r.stage_wins) for r in out] == [(0, 1), (1, 0)]
-    # Level on points, wins and game points: the better best rank goes first (2 v 3).
+    # Level on score, wins and game points: the better best rank goes first (2 v 3).
     a = [row(0, 2, 1.0, 1.0), row(1, 3, 1.0, 1.0)]
     b = [row(0, 4, 1.0, 1.0), row(1, 3, 1.0, 1.0)]
     out = overall_standings([("A", a, ()), ("B", b, ())], 2)
@@ -515,7 +524,85 @@ def test_overall_stage_not_played_yet_and_stage_rows_from_standings():
     local = standings(2, history_of({1: [(0, 1, 2.0, 0.0)]}))
     event = [dataclasses.replace(r, entry=(0, 2)[r.entry]) for r in local]
     out = by_entry(overall_standings([("A", event, (1,)), ("B", None, ())], 3))
-    assert out[0].stages == ((1, 1.0), None) and out[2].stages == ((2, 0.0), None)
+    assert [(s.rank, s.points, s.maximum) for s in out[0].stages[:1]] == [(1, 1.0, 1.0)]
+    assert [(s.rank, s.points, s.contribution) for s in out[2].stages[:1]] == [(2, 0.0, 0.0)]
+    assert out[0].stages[1] is None and out[2].stages[1] is None and out[0].score == 1.0
     assert out[1].stages == (None, None) and out[1].best_rank is None and out[1].rank == 3
     with pytest.raises(ValueError, match="left out"):
         overall_standings([("A", event, (0,))], 3)
+
+
+# -- stage weights ----------------------------------------------------------------------------------
+# A random bot scores 15 of 21 match points in a long stage (21 matches per bot) and 0 of 4 in a
+# short one; a strong bot 10 of 21 and 4 of 4. Summing raw match points made the random bot win
+# (15 > 14); shares of each stage's maximum do not.
+LONG = [row(0, 1, 15.0, 30.0, matches=21), row(1, 2, 10.0, 20.0, matches=21)]
+SHORT = [row(1, 1, 4.0, 8.0, matches=4), row(0, 2, 0.0, 0.0, matches=4)]
+
+
+def test_a_long_stage_no_longer_outweighs_a_short_one():
+    out = overall_standings([("long", LONG, ()), ("short", SHORT, ())], 2)
+    # Bot 1: (10/21 + 4/4) / 2 = 31/42; bot 0 (random): (15/21 + 0/4) / 2 = 15/42.
+    assert [(r.entry, r.rank) for r in out] == [(1, 1), (0, 2)]
+    assert by_entry(out)[1].score == pytest.approx(31 / 42)
+    assert by_entry(out)[0].score == pytest.approx(15 / 42)
+    assert [s.maximum for s in by_entry(out)[0].stages] == [21.0, 4.0]
+
+
+def test_default_weights_count_every_stage_equally():
+    # Winning every match of a stage gives a share of 1, however many matches the stage has.
+    out = overall_standings([("long", [row(0, 1, 21.0, 42.0, matches=21),
+                                       row(1, 2, 0.0, 0.0, matches=21)], ()),
+                             ("short", [row(1, 1, 4.0, 8.0, matches=4),
+                                        row(0, 2, 0.0, 0.0, matches=4)], ())], 2)
+    assert [r.score for r in out] == [0.5, 0.5]
+    assert {(s.weight, s.contribution) for r in out for s in r.stages} == {(1.0, 0.5), (1.0, 0.0)}
+    config = parse_config({"name": "e", "bots": [{"name": "a", "command": ["x"]},
+                                                  {"name": "b", "command": ["y"]}],
+                           "stages": [{"game": "xeri"}, {"game": "crossfire"}]})
+    assert [s.weight for s in config.stages] == [1.0, 1.0]
+
+
+def test_explicit_weights_change_the_order_as_computed_by_hand():
+    out = overall_standings([("long", LONG, (), 5.0), ("short", SHORT, (), 1.0)], 2)
+    # Weighted means, weights 5 and 1: bot 0: (5 × 15/21 + 1 × 0/4) / 6 = 25/42 ≈ 0.595;
+    # bot 1: (5 × 10/21 + 1 × 4/4) / 6 = 71/126 ≈ 0.563.
+    assert [(r.entry, r.rank) for r in out] == [(0, 1), (1, 2)]
+    assert by_entry(out)[0].score == pytest.approx(25 / 42)
+    assert by_entry(out)[1].score == pytest.approx(71 / 126)
+    assert [s.contribution for s in by_entry(out)[1].stages] == pytest.approx([50 / 126, 1 / 6])
+    # A stage of weight 0 is shown but adds nothing: the short stage alone decides.
+    out = overall_standings([("long", LONG, (), 0.0), ("short", SHORT, ())], 2)
+    assert [(r.entry, r.score) for r in out] == [(1, 1.0), (0, 0.0)]
+
+
+def test_byes_count_towards_the_stage_maximum_and_an_empty_stage_gives_nothing():
+    # Swiss of 3 rounds: bot 2 had a bye worth ½ (bye_points), so the most anyone could score is 3.
+    swiss = [row(0, 1, 3.0, 6.0, matches=3), row(1, 2, 1.0, 2.0, matches=3),
+             row(2, 3, 1.5, 2.0, matches=2, byes=1)]
+    out = overall_standings([("swiss", swiss, (), 1.0, 0.5)], 3)
+    assert [s.maximum for s in by_entry(out)[2].stages] == [3.0]
+    assert by_entry(out)[2].score == pytest.approx(0.5)
+    out = overall_standings([("none", [row(0, 1, 0.0, 0.0, matches=0),
+                                       row(1, 1, 0.0, 0.0, matches=0)], ())], 2)
+    assert [r.score for r in out] == [0.0, 0.0]
+
+
+def test_a_bot_left_out_of_stages_is_scored_on_the_stages_it_plays():
+    # Four one-stage specialists each win their game (3 of 3), a random bot plays all four and
+    # scores half in each: it has the most match points (6 to 3), but the specialists lead.
+    stages = [(f"s{s}", [row(s, 1, 3.0, 6.0, matches=3), row(4, 2, 1.5, 3.0, matches=3)],
+               tuple(b for b in range(4) if b != s)) for s in range(4)]
+    out = overall_standings(stages, 5)
+    assert [(r.entry, r.rank, r.score) for r in out] == [
+        (0, 1, 1.0), (1, 1, 1.0), (2, 1, 1.0), (3, 1, 1.0), (4, 5, 0.5)]
+    assert [s.contribution for s in by_entry(out)[4].stages] == [0.125] * 4
+    # A stage not played yet counts for nobody.
+    out = overall_standings([*stages, ("later", None, ())], 5)
+    assert by_entry(out)[4].score == 0.5 and by_entry(out)[4].stages[-1] is None
+
+
+@pytest.mark.parametrize("weight", [-1.0, float("nan"), float("inf"), "2", True])
+def test_overall_standings_refuse_a_bad_weight(weight):
+    with pytest.raises(ValueError, match="weight must be a finite number"):
+        overall_standings([("long", LONG, (), weight)], 2)
