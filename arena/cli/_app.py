@@ -13,9 +13,10 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from typer.core import TyperGroup
 
+from arena.cli.tables import FIXED, TEXT, FittedTable
+from arena.cli.tables import reset as reset_tables
 from arena.errors import ArenaError, ConfigError, StoreError
 
 console = Console()
@@ -39,6 +40,7 @@ class ArenaGroup(TyperGroup):
 
     def invoke(self, ctx):
         """Run the command; a usage error or a damaged database is printed as one line."""
+        reset_tables()  # --wide is the command's own (tests run many commands in one process)
         try:
             return super().invoke(ctx)
         except UsageError as exc:
@@ -203,18 +205,20 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
     intervals = any(r["lo"] is not None or r["hi"] is not None for r in records)
     flags = any(r["flag"] for r in records)
     label = METHOD_LABELS.get(method, method)
-    table = Table(title=escape(f"{title} — {label}"), title_justify="left")
-    columns = ["#", "bot (version)", "rating", *(["95 %"] if intervals else []), "games", "pair pts",
-               "W-D-L", "score %", *(TIEBREAK_HEADERS.get(t, t) for t in tiebreaks),
-               *(e.replace("_", " ") for e in extra),
-               *(["note"] if flags else [])]
-    extra_labels = {e.replace("_", " ") for e in extra}
-    for c in columns:
+    table = FittedTable(title=escape(f"{title} — {label}"), title_justify="left")
+    extra_labels = [e.replace("_", " ") for e in extra]
+    # What folds first at a narrow width: extras, tie-breaks, then W-D-L and points (the score
+    # says as much); the note (a rating's caveat, such as "all wins") stays with the rating.
+    columns = [("#", 0), ("bot (version)", 0), ("rating", 0), *([("95 %", 1)] if intervals else []),
+               ("games", 2), ("pair pts", 4), ("W-D-L", 5), ("score %", 3),
+               *((TIEBREAK_HEADERS.get(t, t), 6) for t in tiebreaks),
+               *((e, 7) for e in extra_labels), *([("note", 2)] if flags else [])]
+    for c, priority in columns:
         left = c in ("bot (version)", "note", "95 %")
-        text = c in ("bot (version)", "note") or c in extra_labels
+        text = c == "note"
         # Only text may wrap: numbers cut in two are misread.
-        table.add_column(c, justify="left" if left else "right", no_wrap=not text,
-                         overflow="fold")
+        table.add_column(c, justify="left" if left else "right", kind=TEXT if text else FIXED,
+                         priority=priority)
     for r in records:
         who = printable(version_label(r["bot"], r["version"], records))
         cells = [str(r["rank"]), who, f"{r['rating']:.0f}"]
@@ -250,9 +254,17 @@ def plain_number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def new_table(title: str, *columns: str, right: tuple[str, ...] = ()) -> Table:
-    """A rich table with the given columns; those in `right` are right-aligned."""
-    table = Table(title=escape(title), title_justify="left")
+def new_table(title: str, *columns: str, right: tuple[str, ...] = (),
+              priorities: dict[str, int] | None = None,
+              kinds: dict[str, str] | None = None,
+              groups: dict[str, str] | None = None) -> FittedTable:
+    """A table fitted to the terminal (arena.cli.tables) with the given columns; those in `right`
+    are right-aligned. `priorities` (0 never folds, higher folds sooner; default: the first two
+    never, then the rightmost first), `kinds` (fixed, the default: never wrapped or cut;
+    words; text) and `groups` (columns that fold together) by column header."""
+    table = FittedTable(title=escape(title), title_justify="left")
     for col in columns:
-        table.add_column(col, justify="right" if col in right else "left", overflow="fold")
+        table.add_column(col, justify="right" if col in right else "left", overflow="fold",
+                         kind=(kinds or {}).get(col, FIXED),
+                         priority=(priorities or {}).get(col), group=(groups or {}).get(col))
     return table

@@ -16,6 +16,7 @@ import typer
 from rich.markup import escape
 
 from arena.cli._app import DB_OPTION, app, console, err_console, fail, new_table
+from arena.cli.tables import WIDE_OPTION, WORDS
 from arena.errors import ArenaError, ConfigError
 
 bot_app = typer.Typer(
@@ -45,6 +46,11 @@ def _say(text: str) -> None:
     console.print(text, highlight=False, soft_wrap=True)
 
 
+def _line(text: str) -> None:
+    """A line of a report, wrapped at the terminal's width between words (a name stays whole)."""
+    console.print(text, highlight=False)
+
+
 def _registry(db: Path):
     from arena.registry import Registry
 
@@ -64,7 +70,8 @@ def add(path: Annotated[Path, typer.Argument(help="A bot folder with a manifest,
 
 @bot_app.command("list")
 def list_bots(db: Annotated[Path, DB_OPTION] = Path("arena.db"),
-              as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False) -> None:
+              as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
+              wide: Annotated[bool, WIDE_OPTION] = False) -> None:
     """List every registered bot version."""
     try:
         versions = _registry(db).versions()
@@ -75,7 +82,9 @@ def list_bots(db: Annotated[Path, DB_OPTION] = Path("arena.db"),
                           for x in versions], indent=2, ensure_ascii=False))
         return
     table = new_table(f"bots in {db}", "bot", "version", "status", "language", "author", "games",
-                      "hash", "added")
+                      "hash", "added", kinds={"games": WORDS},
+                      priorities={"status": 1, "games": 2, "language": 3, "author": 4, "hash": 5,
+                                  "added": 6})
     for v in versions:
         table.add_row(_safe(v.name), _safe(v.version), _safe(v.status), _safe(v.language),
                       _safe(v.author), _safe(", ".join(v.games) or "any"), v.content_hash[:8],
@@ -96,33 +105,33 @@ def show(ref: Annotated[str, REF_ARG],
         print(json.dumps(info, indent=2, ensure_ascii=False, default=str))
         return
     for v in info["versions"]:
-        _say(f"[bold]{_safe(v['ref'])}[/bold]  {_safe(v['status'])}  hash {v['content_hash'][:12]}  "
+        _line(f"[bold]{_safe(v['ref'])}[/bold]  {_safe(v['status'])}  hash {v['content_hash'][:12]}  "
              f"added {_safe((v['added_at'] or '')[:16].replace('T', ' '))}")
-        _say(f"  command {_safe(' '.join(v['command']))}  language {_safe(v['language'] or '?')}"
+        _line(f"  command {_safe(' '.join(v['command']))}  language {_safe(v['language'] or '?')}"
              f"  author {_safe(v['author'] or '?')}")
-        _say(f"  games {_safe(', '.join(v['games']) or 'any')}; played {v['games_played']} games "
+        _line(f"  games {_safe(', '.join(v['games']) or 'any')}; played {v['games_played']} games "
              f"in {v['tournaments']} tournaments")
         for r in v["ratings"]:
-            _say(f"  rating in tournament {r['tournament_id']} ({_safe(r['tournament'])}) stage "
+            _line(f"  rating in tournament {r['tournament_id']} ({_safe(r['tournament'])}) stage "
                  f"{r['stage']}: {_safe(r['method'])} {r['rating']:.1f} over {r['games']} games")
         for e in v["ladders"]:
             state = {"active": "playing", "retired": "retired", "rejected": "rejected"}.get(
                 e["status"], e["status"])
-            _say(f"  ladder {e['ladder_id']} ({_safe(e['ladder'])}): {_safe(state)} since table "
+            _line(f"  ladder {e['ladder_id']} ({_safe(e['ladder'])}): {_safe(state)} since table "
                  f"{e['joined_tick']}, {e['games']} games"
                  + (f" — {_safe(e['reason'])}" if e["reason"] else ""))
         if v["ladder_ratings"]:
             points = ", ".join(f"{p['rating']:.0f}@{p['tables']}" for p in v["ladder_ratings"][-8:])
-            _say(f"  ladder rating trajectory (rating@tables): {points}")
+            _line(f"  ladder rating trajectory (rating@tables): {points}")
         for g in v["ladder_games"][:5]:
-            _say(f"  ladder game {_safe(g['game_id'])}: {_safe(g['game'])} {g['seats']} seats, "
+            _line(f"  ladder game {_safe(g['game_id'])}: {_safe(g['game'])} {g['seats']} seats, "
                  f"rank {g['rank']}" + ("" if g["termination"] == "normal"
                                         else f" ({_safe(g['termination'])})"))
         for f in v["failures"]:
-            _say(f"  failure {_safe(f['game_id'])}: {_safe(f['termination'])}: {_safe(f['detail'])}"
+            _line(f"  failure {_safe(f['game_id'])}: {_safe(f['termination'])}: {_safe(f['detail'])}"
                  + (f" — {_safe(f['evidence'][:200])}" if f["evidence"] else ""))
             for line in (f["stderr_tail"] or "").splitlines()[-5:]:
-                _say(f"    stderr| {_safe(line)}")
+                _line(f"    stderr| {_safe(line)}")
 
 
 @bot_app.command()

@@ -7,26 +7,25 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.table import Table
 
-from arena.cli._app import DB_OPTION, app, console, fail, open_store, printable
+from arena.cli._app import DB_OPTION, app, console, fail, new_table, open_store, printable
+from arena.cli.tables import TEXT, WIDE_OPTION, WORDS
 from arena.errors import ArenaError, ConfigError
 
 
 @app.command()
-def games() -> None:
+def games(wide: Annotated[bool, WIDE_OPTION] = False) -> None:
     """List the registered games, their seat counts and options."""
     from arena.games import game_names, get_game
 
     for name in game_names():
         gt = get_game(name).game_type
-        table = Table(title=f"{gt.name} — {gt.title} ({'/'.join(map(str, gt.seat_counts))} seats"
-                      + (", simultaneous moves" if gt.simultaneous else "") + ")",
-                      title_justify="left")
-        table.add_column("option")
-        table.add_column("default")
-        table.add_column("values")
-        table.add_column("description", overflow="fold")
+        # The values wrap between values, never inside one; the description goes first.
+        table = new_table(f"{gt.name} — {gt.title} ({'/'.join(map(str, gt.seat_counts))} seats"
+                          + (", simultaneous moves" if gt.simultaneous else "") + ")",
+                          "option", "default", "values", "description",
+                          kinds={"values": WORDS, "description": TEXT},
+                          priorities={"option": 0, "default": 0, "values": 1, "description": 2})
         for opt, field in gt.options_model.model_fields.items():
             table.add_row(opt, json.dumps(field.get_default(call_default_factory=True)),
                           _values(field.annotation), field.description or "")
@@ -39,20 +38,21 @@ def conformance(
     games: Annotated[int, typer.Option(min=1, help="Random games per case.")] = 5,
     seed: Annotated[int, typer.Option(help="Seed of the checks.")] = 0,
     seats: Annotated[Optional[int], typer.Option(min=2, max=4, help="Only this seat count.")] = None,
+    wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
     """Run the conformance kit over every seat count and option set of the games."""
     from arena.conformance import case_id, check_all
 
-    table = Table(title="conformance", title_justify="left")
-    for col in ("case", "games", "steps", "moves/s"):
-        table.add_column(col, justify="left" if col == "case" else "right")
+    # A case names its options: they wrap between options, never inside one.
+    table = new_table("conformance", "case", "games", "steps", "moves/s",
+                      right=("games", "steps", "moves/s"), kinds={"case": WORDS})
     try:
         from arena.games import get_game
 
         for name in game or []:
             get_game(name)
         for case, report in check_all(game or None, games=games, seed=seed, seats=seats):
-            table.add_row(case_id(case), str(report.games), str(report.steps),
+            table.add_row(case_id(case).replace(",", ", "), str(report.games), str(report.steps),
                           f"{report.moves_per_second:,.0f}")
     except ArenaError as exc:
         if table.row_count:

@@ -20,6 +20,7 @@ from arena.cli._app import (
     printable,
 )
 from arena.cli.run import ExecutorKind
+from arena.cli.tables import WIDE_OPTION
 from arena.errors import ArenaError, MatchErrorLimit
 
 ladder_app = typer.Typer(help="A ladder: registry bots play on and on; new versions join as they are added.",
@@ -121,6 +122,7 @@ def status(
     ladder: Annotated[Optional[str], LADDER_ARG] = None,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
     """Games played, in flight, games per minute, bots, and each game's top 10 with intervals."""
     from arena.ladder_view import LadderView, ladder_status

@@ -43,7 +43,8 @@ class ProgressListener(Listener):
             line += f"; sandbox: {sandbox} ({sandbox_reason})"
         if enforced:
             line += f"; {enforced}"
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        # Wrapped between words at the terminal's width: it is long, and read at 80 columns.
+        console.print(line, highlight=False, markup=False)
 
     def started(self, tournament_id: int, planned_games: int, done_games: int) -> None:
         """Start the bar at the games already recorded."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from arena.cli._app import (
     DB_OPTION,
@@ -25,6 +26,7 @@ from arena.cli._app import (
     printable,
     whole_number,
 )
+from arena.cli.tables import TEXT, WIDE_OPTION, PagedMatrix
 from arena.errors import ArenaError, ConfigError
 from arena.ratings.defaults import DEFAULT_RATING, DEFAULT_SAMPLES
 from arena.reports import safe_cell
@@ -47,6 +49,7 @@ def ratings(
     stage: Annotated[Optional[int], typer.Option(min=1, help="Only this stage (default: every stage).")] = None,
     method: Annotated[Optional[str], METHOD_OPTION] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    wide: Annotated[bool, WIDE_OPTION] = False,
     anchor: Annotated[Optional[str], typer.Option(
         help="With `fit`: NAME=RATING fixes that player's rating (instead of the pool average).")] = None,
     average: Annotated[float, typer.Option(help="With `fit`: the pool's average rating.")] = DEFAULT_RATING,
@@ -110,13 +113,10 @@ def _print_los(bots: list[str], matrix: dict, format: OutputFormat) -> None:
         writer.writerows((safe_cell(a), safe_cell(b), round(matrix[a][b], 4))
                          for a in bots for b in bots if a != b)
         return
-    numbers = [str(i) for i in range(1, len(bots) + 1)]
-    table = new_table("likelihood of superiority (row better than column, %)", "#", "bot",
-                      *numbers, right=tuple(numbers))
-    for i, a in enumerate(bots, 1):
-        table.add_row(str(i), printable(a), *("—" if a == b else f"{100 * matrix[a][b]:.1f}"
-                                              for b in bots))
-    console.print(table)
+    console.print(PagedMatrix("likelihood of superiority (row better than column, %)",
+                              [printable(a) for a in bots],
+                              [["—" if a == b else f"{100 * matrix[a][b]:.1f}" for b in bots]
+                               for a in bots]))
 
 
 @app.command()
@@ -129,6 +129,7 @@ def leaderboard(
     samples: Annotated[int, SAMPLES_OPTION] = DEFAULT_SAMPLES,
     ladder: Annotated[Optional[str], typer.Option(help="Only this ladder's games (name or id).")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
     """One game's leaderboard: every recorded game of it (tournaments and ladders), per bot version."""
     from arena import rating_reports  # numpy and scipy: loaded only when needed
@@ -173,6 +174,7 @@ def crosstable(
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     stage: Annotated[Optional[int], typer.Option(min=1, help="Only this stage (default: every stage).")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
     """Every bot against every other: pair points and games, as a chess crosstable."""
     from arena import rating_reports  # numpy and scipy: loaded only when needed
@@ -204,20 +206,24 @@ def crosstable(
         return
     for s, x in tables:
         bots = x["bots"]
-        table = new_table(f"{t['name']} — {s['game']} crosstable (stage {s['stage']}; "
-                          f"pair points/games against each opponent)", "#", "bot",
-                          *(str(i) for i in range(1, len(bots) + 1)), "total",
-                          right=(*(str(i) for i in range(1, len(bots) + 1)), "total"))
-        for i, a in enumerate(bots, 1):
+        values, totals = [], []
+        for a in bots:
             cells = []
             for b in bots:
                 c = x["cells"][a].get(b)
-                cells.append("—" if c is None else
-                             f"{plain_number(c['pair_points'])}/{c['games']}" if c["games"] else "")
+                # A pair that never met shows a dot: an empty cell reads as a missing number.
+                cells.append("—" if c is None else f"{plain_number(c['pair_points'])}/{c['games']}"
+                             if c["games"] else "·")
+            values.append(cells)
             points = sum(c["pair_points"] for c in x["cells"][a].values())
             games = sum(c["games"] for c in x["cells"][a].values())
-            table.add_row(str(i), printable(a), *cells, f"{plain_number(points)}/{games}")
-        console.print(table)
+            totals.append(f"{plain_number(points)}/{games}")
+        unmet = any("·" in row for row in values)
+        console.print(PagedMatrix(
+            escape(f"{t['name']} — {s['game']} crosstable (stage {s['stage']}; "
+                   f"pair points/games against each opponent)"),
+            [printable(a) for a in bots], values, totals,
+            caption="· did not meet" if unmet else None))
 
 
 @app.command()
@@ -228,6 +234,7 @@ def h2h(
     tournament: Annotated[Optional[int], typer.Option(help="Only this tournament.")] = None,
     game: Annotated[Optional[str], typer.Option(help="Only this game.")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
     """Head to head: two bots' record, per-deal pair scores, Elo difference with its margin, LOS."""
     from arena import rating_reports  # numpy and scipy: loaded only when needed
@@ -278,7 +285,9 @@ def _print_h2h_lines(bot_a: str, bot_b: str, result: dict) -> None:
         counts[line["game"]] = counts.get(line["game"], 0) + 1
     table = new_table(f"{printable(bot_a)} against {printable(bot_b)}, per game (each row's figures from its own "
                       "games)", "game", "games", "W-D-L", "score %", "Elo", "95 %", "LOS %",
-                      "basis", right=("games", "W-D-L", "score %", "Elo", "LOS %"))
+                      "basis", right=("games", "W-D-L", "score %", "Elo", "LOS %"),
+                      priorities={"score %": 1, "Elo": 1, "95 %": 2, "W-D-L": 3, "LOS %": 3,
+                                  "basis": 4})
     for line in [*lines, {**result, "game": "all games", "seats": None}]:
         label = line["game"] + (f" ({line['seats']} seats)"
                                 if line["seats"] and counts.get(line["game"], 0) > 1 else "")
@@ -370,6 +379,7 @@ def failures(
     tournament: Annotated[Optional[int], TOURNAMENT_ARG] = None,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
     """List the forfeited games of a tournament: reason, evidence and the culprit's stderr tail."""
     try:
@@ -388,7 +398,9 @@ def failures(
         writer.writerows([safe_cell(r[k]) for k in FAILURE_FIELDS] for r in rows)
         return
     table = new_table(f"forfeits — tournament {t['id']}", "game", "bot", "reason", "detail",
-                      "evidence", "stderr (tail)")
+                      "evidence", "stderr (tail)",
+                      priorities={"reason": 1, "detail": 2, "evidence": 3, "stderr (tail)": 4},
+                      kinds={"detail": TEXT, "evidence": TEXT, "stderr (tail)": TEXT})
     for r in rows:
         table.add_row(*(printable(r[k]) for k in ("game", "bot", "reason", "detail", "evidence",
                                                    "stderr_tail")))

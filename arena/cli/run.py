@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from arena.cli._app import DB_OPTION, app, console, err_console, fail
+from arena.cli.tables import WIDE_OPTION
 from arena.errors import ArenaError, MatchErrorLimit
 
 
@@ -38,6 +39,7 @@ def run(
     pin: Annotated[Optional[bool], typer.Option("--pin/--no-pin",
             help="Pin each match and its bots to one core (default: the config's pin_cpu).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
     """Run (or resume) a tournament from a config file and print its standings and ratings.
 

@@ -36,6 +36,7 @@ from arena.cli._app import (
     open_store,
     print_ratings,
 )
+from arena.cli.tables import TEXT, WIDE_OPTION, WORDS
 from arena.errors import ArenaError, ConfigError
 from arena.store.views import TournamentProgress, TournamentView
 
@@ -101,7 +102,11 @@ def _standings_table(title: str, stage: dict, compact: bool):
     if not compact:
         cols += ["M", "W", "D", "L", "byes"]
     cols += [TIEBREAK_HEADERS[t] for t in breaks]
-    table = new_table(title, *cols, right=tuple(c for c in cols if c != "bot"))
+    # Match points and the first tie-breaks decide the ranking: they stay longest.
+    priority = {"pts": 0, "game pts": 1, "M": 3, "W": 3, "D": 3, "L": 3, "byes": 4}
+    priority.update({TIEBREAK_HEADERS[t]: 2 for t in breaks})
+    table = new_table(title, *cols, right=tuple(c for c in cols if c != "bot"), priorities=priority,
+                      groups=dict.fromkeys(("M", "W", "D", "L"), "record"))
     for r in stage["standings"]:
         cells = [str(r["rank"]), _safe(r["bot"]), _num(r["match_points"]), _num(r["game_points"])]
         if not compact:
@@ -117,8 +122,11 @@ def _standings_table(title: str, stage: dict, compact: bool):
 
 def _overall_table(title: str, rows: list[dict]):
     stages = rows[0]["stages"] if rows else []
-    cols = ["#", "bot", "score", "stage wins", "game pts", *(f"{s['stage']}. {s['name']}" for s in stages)]
-    table = new_table(title, *cols, right=tuple(c for c in cols if c != "bot"))
+    stage_names = [f"{s['stage']}. {s['name']}" for s in stages]
+    cols = ["#", "bot", "score", "stage wins", "game pts", *stage_names]
+    table = new_table(title, *cols, right=tuple(c for c in cols if c != "bot"),
+                      priorities={"score": 0, "stage wins": 3, "game pts": 4,
+                                  **{name: 2 for name in stage_names}})
     for r in rows:
         cells = [str(r["rank"]), _safe(r["bot"]), _num(r["score"]), str(r["stage_wins"]),
                  _num(r["game_points"])]
@@ -154,14 +162,17 @@ def _last_line(text: str | None) -> str:
 
 
 @tournament_app.command("list")
-def list_tournaments(db: Annotated[Path, DB_OPTION] = Path("arena.db")) -> None:
+def list_tournaments(db: Annotated[Path, DB_OPTION] = Path("arena.db"),
+                     wide: Annotated[bool, WIDE_OPTION] = False) -> None:
     """List the stored tournaments, newest first, with their progress."""
     try:
         rows = open_store(db).tournaments()
     except ArenaError as exc:
         fail(exc)
     table = new_table(f"tournaments in {db}", "id", "name", "game", "format", "status", "bots",
-                      "matches", "games", "created", right=("id", "bots", "matches", "games"))
+                      "matches", "games", "created", right=("id", "bots", "matches", "games"),
+                      priorities={"game": 1, "status": 2, "format": 3, "bots": 4, "games": 4,
+                                  "matches": 5, "created": 6})
     for r in rows:
         table.add_row(str(r["id"]), _safe(r["name"]), _safe(r["game"]), _safe(r["format"]),
                       _safe(r["status"]), str(r["bots"]), str(r["matches"]), str(r["games"]),
@@ -177,6 +188,7 @@ def show(
     stage: Annotated[Optional[int], typer.Option(min=1, help="Only this stage.")] = None,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     format: Annotated[ViewFormat, typer.Option("--format", "-f")] = ViewFormat.table,
+    wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
     """Show standings with tie-breaks, pairings per round, per-deal results, forfeits and errors."""
     try:
@@ -240,7 +252,9 @@ def _print_pairings(label: str, st: dict) -> None:
     on_ray = any(tb.get("node") for rnd in st["pairings"] for tb in rnd["tables"])
     columns = ["round", "table", "bots", "match pts", "game pts", "status"]
     table = new_table(f"{label} — pairings", *columns, *(["ran on"] if on_ray else []),
-                      right=("round", "table"))
+                      right=("round", "table"), kinds={"bots": WORDS},
+                      priorities={"bots": 0, "match pts": 1, "game pts": 2, "status": 3,
+                                  "ran on": 4})
     for rnd in st["pairings"]:
         for tb in rnd["tables"]:
             bots = tb["bots"]
@@ -260,7 +274,8 @@ def _print_pairings(label: str, st: dict) -> None:
 def _print_node_events(events: list[dict]) -> None:
     if not events:
         return
-    table = new_table("nodes taken out of the run", "node", "event", "why", "at")
+    table = new_table("nodes taken out of the run", "node", "event", "why", "at",
+                      priorities={"why": 2, "at": 1}, kinds={"why": TEXT})
     for e in events:
         table.add_row(_safe(ran_on(e["node"], e["host"])), _safe(e["event"]), _safe(e["detail"]),
                       _safe((e["recorded_at"] or "")[:19].replace("T", " ")))
@@ -272,7 +287,8 @@ def _print_deals(label: str, st: dict) -> None:
         return
     table = new_table(f"{label} — per deal (pentanomial: deals scoring 0, ½, 1, 1½, 2 for the "
                       f"first bot)", "round", "table", "bots", "score", "pentanomial", "deals",
-                      right=("round", "table"))
+                      right=("round", "table"), kinds={"bots": WORDS, "deals": WORDS},
+                      priorities={"bots": 0, "score": 1, "pentanomial": 2, "deals": 3})
     for d in st["deals"]:
         penta = " ".join(str(n) for n in d["pentanomial"]) if d["pentanomial"] else "–"
         deals = ", ".join(f"{x['deal']}: {_num(x['points'][0])}–{_num(x['points'][1])}"
@@ -286,7 +302,9 @@ def _print_deals(label: str, st: dict) -> None:
 def _print_forfeits(label: str, st: dict) -> None:
     if not st["forfeits"]:
         return
-    table = new_table(f"{label} — forfeits", "game", "bot", "reason", "detail", "evidence")
+    table = new_table(f"{label} — forfeits", "game", "bot", "reason", "detail", "evidence",
+                      priorities={"reason": 1, "detail": 2, "evidence": 3},
+                      kinds={"detail": TEXT, "evidence": TEXT})
     for f in st["forfeits"]:
         evidence = f["evidence"] or ""
         if len(evidence) > EVIDENCE_SHOWN:
@@ -301,7 +319,9 @@ def _print_errors(label: str, st: dict) -> None:
         return
     table = new_table(f"{label} — runner errors (not counted against any bot)", "match",
                       "attempt", "kind", "worker", "match status", "error",
-                      right=("attempt",))
+                      right=("attempt",), kinds={"error": TEXT},
+                      priorities={"match": 0, "attempt": 1, "kind": 1, "worker": 3,
+                                  "match status": 2, "error": 4})
     for e in st["errors"]:
         where = ran_on(e.get("node"), e.get("host")) or e["worker"]
         table.add_row(_safe(e["match_id"]), str(e["attempt"]), _safe(e["kind"]), _safe(where),
@@ -314,6 +334,7 @@ def status(
     tournament: Annotated[Optional[int], TOURNAMENT_ARG] = None,
     db: Annotated[Path, DB_OPTION] = Path("arena.db"),
     format: Annotated[ViewFormat, typer.Option("--format", "-f")] = ViewFormat.table,
+    wide: Annotated[bool, WIDE_OPTION] = False,
 ) -> None:
     """Show a tournament's progress: rounds, games done and planned, ETA, and who runs it."""
     try:
@@ -336,7 +357,8 @@ def status(
         console.print(f"driver: pid {lease['pid']} on {_safe(lease['host'])}, last heartbeat "
                       f"{_num(age)} s ago ({state}{cancel})", highlight=False)
     table = new_table("progress", "stage", "name", "status", "rounds", "matches", "errors", "games",
-                      right=("stage", "rounds", "matches", "errors", "games"))
+                      right=("stage", "rounds", "matches", "errors", "games"),
+                      priorities={"status": 1, "rounds": 1, "games": 1, "matches": 2, "errors": 3})
     for s in info["stages"]:
         table.add_row(str(s["stage"]), _safe(s["name"]), _safe(s["status"]),
                       f"{s['rounds_recorded']}/{s['rounds_total']}", str(s["matches_finished"]),
