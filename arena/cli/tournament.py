@@ -236,8 +236,9 @@ def print_forfeit_summary(report: dict, db: Path) -> None:
     command = ["arena", "failures", str(report["tournament"]["id"])]
     if db != Path("arena.db"):
         command += ["--db", str(db)]
-    console.print(f"each forfeit with its bot's stderr in that game: {shlex.join(command)}",
-                  soft_wrap=True, highlight=False, markup=False)
+    console.print("each forfeit with its bot's stderr in that game:", highlight=False)
+    # a command on a line of its own, never broken, so it can be copied whole
+    console.print(f"  {shlex.join(command)}", soft_wrap=True, highlight=False, markup=False)
 
 
 def ran_on(node: str | None, host: str | None) -> str:

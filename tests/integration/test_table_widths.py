@@ -384,7 +384,9 @@ def test_tables_fit_the_width_and_show_whole_values(name, width, db, monkeypatch
     args = COMMANDS[name][0]
     expected = expected_values(name, db)
     output = run_at(db, width, args, monkeypatch)
-    too_wide = [line for line in output.splitlines() if len(line) > width]
+    # a command to copy (its own line, indented) is never broken, however long its --db path
+    too_wide = [line for line in output.splitlines()
+                if len(line) > width and not line.startswith("  arena ")]
     assert not too_wide, f"{name} at {width} columns:\n" + "\n".join(too_wide)
     folded = folded_columns(output)
     assert not folded & set(ESSENTIAL.get(name, ())), f"{name} folded {folded}"

@@ -25,8 +25,9 @@ def test_run_then_ratings_and_failures(tmp_path):
     assert table["method"] == "bt" and [r["rank"] for r in rows] == [1, 2, 3]
     assert sum(r["games"] for r in rows) == 2 * 12
     out = runner.invoke(app, ["ratings", "--db", str(db), "--format", "csv"])
-    assert out.output.splitlines()[0] == ("rank,bot,version,rating,lo,hi,minus,plus,games,wins,"
-                                          "draws,losses,points,score_pct,flag")
+    assert out.output.splitlines()[0] == (
+        "rank,bot,version,rating,lo,hi,minus,plus,lo_open,hi_open,games,wins,draws,losses,"
+        "pair_points,score_pct,flag")
     out = runner.invoke(app, ["replay", "t1-st1-r1-m1-d0-s0", "--db", str(db)])
     assert out.exit_code == 0, out.output
     assert "48 moves" in out.output  # one Xeri round: 48 hand cards

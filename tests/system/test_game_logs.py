@@ -161,4 +161,5 @@ def test_run_and_show_end_with_the_forfeits_per_bot_and_reason_and_the_failures_
         rows = [line.strip("│ ").split(" │ ") for line in lines[start:] if line.startswith("│")]
         assert [[cell.strip() for cell in row] for row in rows] == [
             ["chatty", "crash", "3"], ["chatty", "failure_budget", "1"]]
-        assert lines[-1] == f"each forfeit with its bot's stderr in that game: arena failures 1 --db {db}"
+        assert lines[-2:] == ["each forfeit with its bot's stderr in that game:",
+                              f"  arena failures 1 --db {db}"]
