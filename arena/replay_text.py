@@ -152,6 +152,13 @@ def logs_by_ply(rows: Iterable[Mapping[str, Any]] | None,
     return out
 
 
+def replay_logs(store: Store, replay: GameReplay) -> dict[int, list[tuple[str, str]]]:
+    """The bots' stderr lines of a replayed game by ply, as its view may see them (a seat's view:
+    that seat's own lines only)."""
+    seat = replay.view.partition(":")[2]
+    return logs_by_ply(store.game_logs(replay.game_id), int(seat) if seat else None)
+
+
 def render_text(replay: GameReplay, logs: LogLines | None = None) -> list[str]:
     """The replay as lines: a header, one line per move with what it did, the ending and scores.
 

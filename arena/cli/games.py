@@ -74,18 +74,14 @@ def replay(
 ) -> None:
     """Replay a stored game move by move: each ply's seat, bot, action and what it did, bot log
     lines beside their moves, the ending and the scores."""
-    from arena.replay_text import logs_by_ply, render_text, replay_game, replay_json
+    from arena.replay_text import render_text, replay_game, replay_json, replay_logs
 
     if view is not None and full:
         fail(ConfigError("--view and --full exclude each other: a seat's view hides what --full shows"))
     try:
         store = open_store(db)
         record = replay_game(store, game_id, view or ("full" if full else "spectator"))
-        # Bot stderr by ply, where the store records it (a newer schema); older stores have none.
-        game_logs = getattr(store, "game_logs", None)
-        seat = record.view.partition(":")[2]
-        logs = (logs_by_ply(game_logs(game_id), int(seat) if seat else None)
-                if game_logs is not None else {})
+        logs = replay_logs(store, record)
     except ArenaError as exc:
         fail(exc)
     if as_json:

@@ -163,3 +163,24 @@ def test_run_and_show_end_with_the_forfeits_per_bot_and_reason_and_the_failures_
             ["chatty", "crash", "3"], ["chatty", "failure_budget", "1"]]
         assert lines[-2:] == ["each forfeit with its bot's stderr in that game:",
                               f"  arena failures 1 --db {db}"]
+
+
+def test_arena_replay_prints_each_log_line_beside_the_move_it_came_with(tmp_path):
+    store, tid = play(tmp_path, [chatty(), manifest_bot("random")])
+    game_id = games_of(store, tid)[0]
+    game = store.load_game(game_id)
+    seat = next(s["seat"] for s in game["seats"] if s["bot"] == "chatty")
+    own_plies = [m["ply"] for m in game["moves"] if m["seat"] == seat]
+    for view in ([], ["--view", f"seat:{seat}"]):
+        out = runner.invoke(app, ["replay", game_id, "--json", *view, "--db", str(tmp_path / "a.db")])
+        assert out.exit_code == 0, out.output
+        plies = json.loads(out.output)["plies"]
+        said = {p["ply"]: [line["text"] for line in p.get("logs", [])] for p in plies}
+        for k, ply in enumerate(own_plies, 1):
+            assert f"game 1 move {k}" in said[ply], (ply, said[ply])
+    text = runner.invoke(app, ["replay", game_id, "--db", str(tmp_path / "a.db")]).output
+    lines = text.splitlines()
+    for k, ply in enumerate(own_plies, 1):
+        # each line sits right under the move it came with: "<ply>  seat N chatty  <action>"
+        at = lines.index(f"      | chatty: game 1 move {k}")
+        assert lines[at - 1].split()[:4] == [str(ply), "seat", str(seat), "chatty"], lines[at - 1]
