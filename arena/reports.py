@@ -27,7 +27,7 @@ from arena.standings import (
     standings,
 )
 from arena.store import Store, stored_json
-from arena.store.queries import export_rows
+from arena.store.queries import export_rows, forfeits_with_logs
 from arena.store.views import TournamentProgress, TournamentView, parse_stamp, tournament_row
 
 EXPORT_FORMATS = ("jsonl", "csv")
@@ -441,3 +441,60 @@ def never_started(starts: list[dict]) -> list[dict]:
     return [{"bot": r["bot"], "games": r["games"], "detail": r["detail"] or "",
              "evidence": r["evidence"] or ""}
             for r in starts if r["startup_failures"] and not r["ran"] and not r["moved"]]
+
+
+FAILURE_FIELDS = ("game", "match", "bot", "reason", "detail", "evidence", "stderr_tail", "hint")
+TAIL_LINES = 5  # lines of the culprit's stderr shown beside a forfeit
+TAIL_CHARS = 500  # at most this many characters of them: the last ones, nearest the failure
+
+
+def stderr_tail(text: str | None, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
+    """The last `lines` lines of a bot's stderr, at most `chars` characters (cut at the front)."""
+    if not text:
+        return ""
+    tail = "\n".join(text.rstrip().splitlines()[-lines:])
+    return tail if len(tail) <= chars else "…" + tail[-chars:]
+
+
+def failure_rows(store: Store, tournament_id: int) -> list[dict]:
+    """Each forfeit of a tournament, in game order, with the culprit's stderr tail in that game
+    and the usual mistake behind it (arena.hints, as `arena bot check` says it).
+
+    A game recorded before per-game logs has only its match's log (every process the bot ran in
+    the match, one after the other): its tail is that of the bot's last process in the match.
+    """
+    return [{"game": r["game_id"], "match": r["match_id"], "bot": r["bot"], "reason": r["reason"],
+             "detail": r["detail"], "evidence": r["evidence"],
+             "stderr_tail": stderr_tail(r["stderr"]), "hint": forfeit_hint(store, r)}
+            for r in forfeits_with_logs(store, tournament_id)]
+
+
+def forfeit_hint(store: Store, forfeit: dict) -> str:
+    """The usual mistake behind one forfeit; for an illegal action, the legal action nearest to
+    what the bot sent (the game replayed from its stored moves to the culprit's turn)."""
+    from arena.hints import hint
+
+    legal = None
+    if forfeit["reason"] == "illegal_action":
+        legal = _legal_at_failure(store, forfeit["game_id"])
+    return hint(forfeit["reason"], forfeit["detail"] or "", forfeit["evidence"] or "", legal) or ""
+
+
+def _legal_at_failure(store: Store, game_id: str) -> list | None:
+    """The legal actions the culprit of a stored game was offered when it failed."""
+    from itertools import groupby
+
+    from arena.games import new_game
+
+    game = store.load_game(game_id)
+    seat = game.get("culprit_seat")
+    if seat is None:
+        return None
+    try:
+        state = new_game(game["game"], game["options"], game["num_seats"], game["seed"])
+        for _step, moves in groupby(game["moves"], key=lambda m: m["step"]):
+            state.apply_validated({m["seat"]: m["action"] for m in moves})
+        return state.legal_actions(seat)
+    except Exception:  # noqa: BLE001 - a hint is a nicety: a game that does not replay has none
+        return None
+

@@ -29,8 +29,7 @@ from arena.cli._app import (
 from arena.cli.tables import TEXT, WIDE_OPTION, PagedMatrix
 from arena.errors import ArenaError, ConfigError
 from arena.ratings.defaults import DEFAULT_RATING, DEFAULT_SAMPLES
-from arena.reports import safe_cell
-from arena.store.queries import forfeits_with_logs
+from arena.reports import FAILURE_FIELDS, failure_rows, safe_cell
 from arena.store.views import TournamentView, tournament_row
 
 METHOD_OPTION = typer.Option("--method", "-m", help="elo, bt (Bradley–Terry) or pl (Plackett–Luce); "
@@ -350,30 +349,6 @@ def sprt_command(
     raise typer.Exit(0 if result["decision"] else 3)
 
 
-FAILURE_FIELDS = ("game", "match", "bot", "reason", "detail", "evidence", "stderr_tail")
-TAIL_LINES = 5  # lines of the culprit's stderr shown beside a forfeit
-TAIL_CHARS = 500  # at most this many characters of them: the last ones, nearest the failure
-
-
-def stderr_tail(text: str | None, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
-    """The last `lines` lines of a bot's stderr, at most `chars` characters (cut at the front)."""
-    if not text:
-        return ""
-    tail = "\n".join(text.rstrip().splitlines()[-lines:])
-    return tail if len(tail) <= chars else "…" + tail[-chars:]
-
-
-def failure_rows(store, tournament_id: int) -> list[dict]:
-    """Each forfeit of a tournament, in game order, with the culprit's stderr tail in that game.
-
-    A game recorded before per-game logs has only its match's log (every process the bot ran in
-    the match, one after the other): its tail is that of the bot's last process in the match.
-    """
-    return [{"game": r["game_id"], "match": r["match_id"], "bot": r["bot"], "reason": r["reason"],
-             "detail": r["detail"], "evidence": r["evidence"], "stderr_tail": stderr_tail(r["stderr"])}
-            for r in forfeits_with_logs(store, tournament_id)]
-
-
 @app.command()
 def failures(
     tournament: Annotated[Optional[int], TOURNAMENT_ARG] = None,
@@ -398,12 +373,13 @@ def failures(
         writer.writerows([safe_cell(r[k]) for k in FAILURE_FIELDS] for r in rows)
         return
     table = new_table(f"forfeits — tournament {t['id']}", "game", "bot", "reason", "detail",
-                      "evidence", "stderr (tail)",
-                      priorities={"reason": 1, "detail": 2, "evidence": 3, "stderr (tail)": 4},
-                      kinds={"detail": TEXT, "evidence": TEXT, "stderr (tail)": TEXT})
+                      "evidence", "stderr (tail)", "hint",
+                      priorities={"reason": 1, "detail": 2, "evidence": 3, "stderr (tail)": 4,
+                                  "hint": 5},
+                      kinds={"detail": TEXT, "evidence": TEXT, "stderr (tail)": TEXT, "hint": TEXT})
     for r in rows:
         table.add_row(*(printable(r[k]) for k in ("game", "bot", "reason", "detail", "evidence",
-                                                   "stderr_tail")))
+                                                   "stderr_tail", "hint")))
     console.print(table)
     if not rows:
         console.print("no forfeits", highlight=False, markup=False)

@@ -184,3 +184,20 @@ def test_arena_replay_prints_each_log_line_beside_the_move_it_came_with(tmp_path
         # each line sits right under the move it came with: "<ply>  seat N chatty  <action>"
         at = lines.index(f"      | chatty: game 1 move {k}")
         assert lines[at - 1].split()[:4] == [str(ply), "seat", str(seat), "chatty"], lines[at - 1]
+
+
+def test_failures_say_the_usual_mistake_behind_each_forfeit(tmp_path):
+    picky = {"name": "picky", "command": ["python3", "picky_bot.py", "string_int"],
+             "workdir": str(FAKES)}
+    path = write_tournament(tmp_path, bots=[picky, manifest_bot("random")],
+                            game="battlefield_cribbage", deals=1, max_failures=1,
+                            time={"move_ms": 5000})
+    store = Store(tmp_path / "a.db")
+    tid = play_config(path, store).tournament_id
+    out = runner.invoke(app, ["failures", str(tid), "--db", str(tmp_path / "a.db"), "-f", "json"])
+    assert out.exit_code == 0, out.output
+    illegal = [r for r in json.loads(out.output) if r["reason"] == "illegal_action"]
+    assert illegal, out.output
+    assert all("the string where the legal action has" in r["hint"] for r in illegal), illegal
+    table = runner.invoke(app, ["failures", str(tid), "--db", str(tmp_path / "a.db"), "--wide"])
+    assert "the string where the legal" in " ".join(table.output.split())
