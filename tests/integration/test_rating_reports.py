@@ -446,3 +446,23 @@ def test_head_to_head_over_an_event_shows_a_line_per_game_and_a_pooled_line(tmp_
     rows = list(csv.DictReader(io.StringIO(
         cli("h2h", "first", "rand", "--db", str(db), "-f", "csv").stdout)))
     assert [r["game"] for r in rows] == ["crosswalk", "xeri", "all"]
+
+
+def test_the_bot_page_shows_the_head_to_head_line_of_each_game_beside_the_pooled_one(tmp_path):
+    from starlette.testclient import TestClient
+
+    from arena.web import create_app
+
+    db = tmp_path / "ev.db"
+    play(tmp_path, db, EVENT_2_AND_3_SEATS)
+    data = json.loads(cli("h2h", "first", "rand", "--db", str(db), "-f", "json").stdout)
+    with TestClient(create_app(db)) as web:
+        page = web.get("/bots/first")
+    assert page.status_code == 200
+    html = page.text
+    assert 'id="h2h-lines-' in html
+    lines = html[html.index('id="h2h-lines-'):].split("</table>")[0]
+    for line in data["lines"]:
+        row = next(r for r in lines.split("<tr>")
+                   if f"<td>{line['game']}</td>" in r and ">rand<" in r)
+        assert f'<td class="num">{line["games"]}</td>' in row
