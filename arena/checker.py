@@ -215,11 +215,17 @@ def _seat_counts(game: str, options: dict) -> list[int]:
     return counts
 
 
-def combinations(claimed: list[str], game: str | None = None,
-                 options: dict | None = None) -> list[tuple[str, int, dict]]:
-    """The (game, seats, options) to check: the claimed games (all when none), each seat count,
-    and each option set that changes what a bot is sent; with `options`, only that set (in the
-    games whose options it names)."""
+def combinations(claimed: list[str], game: str | None = None, options: dict | None = None,
+                 seats: int | None = None) -> list[tuple[str, int, dict]]:
+    """The (game, seats, options) to check: the claimed games (all when none), each seat count
+    (only `seats` when given), and each option set that changes what a bot is sent; with
+    `options`, only that set (in the games whose options it names)."""
+    found = _combinations(claimed, game, options)
+    return found if seats is None else [c for c in found if c[1] == seats]
+
+
+def _combinations(claimed: list[str], game: str | None,
+                  options: dict | None) -> list[tuple[str, int, dict]]:
     games = [game] if game else (list(claimed) or game_names())
     if game and claimed and game not in claimed:
         raise ConfigError(f"the bot's manifest does not list {game} "
@@ -257,7 +263,8 @@ def _chosen(games: list[str], options: dict) -> list[tuple[str, int, dict]]:
 def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
               time: TimeControl | None = None, deals: int = DEFAULT_DEALS,
               seed: int = 1, expected: tuple[str, str] | None = None,
-              options: dict | None = None, language: str = "") -> CheckReport:
+              options: dict | None = None, language: str = "",
+              seats: int | None = None) -> CheckReport:
     """Play `spec` against the random bot in every claimed game, seat count and option set that
     changes what it is sent (only `options` when given); report problems, times and its stderr.
 
@@ -271,19 +278,20 @@ def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
     started = _time.perf_counter()
     logs: list[str] = []
     answered: list[float] = []
-    for game_name, seats, opts in combinations(claimed, game, options):
+    for game_name, table_seats, opts in combinations(claimed, game, options, seats):
         opponents = tuple(
-            random_bot(_opponent_name(spec.name, i), seed=seed + i) for i in range(1, seats))
+            random_bot(_opponent_name(spec.name, i), seed=seed + i) for i in range(1, table_seats))
         set_deals = deals if (options is not None or not opts) else max(1, deals // 2)
         tag = "".join(f"-{k}={json.dumps(v)}" for k, v in opts.items()).replace(" ", "")
         plans = tuple(
-            GamePlan(game_id=f"check-{game_name}-{seats}p{tag}-d{deal}-s{rot}", ordinal=k,
+            GamePlan(game_id=f"check-{game_name}-{table_seats}p{tag}-d{deal}-s{rot}", ordinal=k,
                      deal=deal, rotation=rot, seed=seed * 1000 + deal,
                      # Seat `rot` holds the bot (index 0); the random bots fill the others.
-                     seating=tuple((s - rot) % seats for s in range(seats)))
-            for k, (deal, rot) in enumerate((d, r) for d in range(set_deals) for r in range(seats)))
+                     seating=tuple((s - rot) % table_seats for s in range(table_seats)))
+            for k, (deal, rot) in enumerate(
+                (d, r) for d in range(set_deals) for r in range(table_seats)))
         # One failure ends the match: the rest would repeat it, each costing a full timeout.
-        match = MatchSpec(match_id=f"check-{game_name}-{seats}p{tag}", game=game_name,
+        match = MatchSpec(match_id=f"check-{game_name}-{table_seats}p{tag}", game=game_name,
                           options=dict(opts), bots=(spec, *opponents), games=plans, time=time,
                           max_failures=1)
         t0 = _time.perf_counter()
@@ -296,7 +304,7 @@ def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
             expected = None  # once: every match of the check would say the same
             if mismatch:
                 report.warnings.append(mismatch)
-        combo = Combo(game_name, seats, len(result.games), 0, 0, 0.0, dict(opts))
+        combo = Combo(game_name, table_seats, len(result.games), 0, 0, 0.0, dict(opts))
         for g in result.games:
             seat = g.seats.index(spec.name)
             mine = [m.ms for m in g.moves if m.seat == seat]
@@ -320,18 +328,18 @@ def check_bot(spec: BotSpec, claimed: list[str], game: str | None = None,
                 legal = (_legal_at_failure(game_name, opts, g, seat)
                          if g.termination == Termination.ILLEGAL_ACTION.value else None)
                 report.problems.append(Problem(
-                    game_name, seats, g.termination, words, g.detail,
+                    game_name, table_seats, g.termination, words, g.detail,
                     (g.evidence or "")[:EVIDENCE_KEEP], g.game_id, dict(opts),
                     hint(g.termination, g.detail, g.evidence or "", legal, language) or ""))
             elif g.culprit is not None and g.culprit != seat:
                 report.problems.append(Problem(
-                    game_name, seats, "opponent", "the random opponent failed (not this bot's "
+                    game_name, table_seats, "opponent", "the random opponent failed (not this bot's "
                     "fault; the check cannot vouch for this game)", g.detail,
                     (g.evidence or "")[:EVIDENCE_KEEP], g.game_id, dict(opts)))
         stale = (result.logs.get(spec.name) or "").count(STALE_NOTE)
         if stale:
             report.problems.append(Problem(
-                game_name, seats, "stale_answer", f"late answers: {stale} action(s) answered a "
+                game_name, table_seats, "stale_answer", f"late answers: {stale} action(s) answered a "
                 "request that had already timed out or been answered (never applied; answer each "
                 "`act` once, with its own request_id)", "", "", "", dict(opts)))
         combo.seconds = _time.perf_counter() - t0

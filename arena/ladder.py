@@ -472,8 +472,9 @@ class Ladder(DriverPolicy):
         from arena.checker import check_bot
 
         fmt = self.config.formats[0]
+        # the ladder's own table: its seat count and options, not every set `bot check` tries
         report = check_bot(spec, [fmt.game], game=fmt.game, time=self.time, deals=1,
-                           seed=self.config.seed + 1)
+                           seed=self.config.seed + 1, options=dict(fmt.options), seats=fmt.seats)
         if report.clean:
             return "active", ""
         problem = report.problems[0]

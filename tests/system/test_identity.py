@@ -16,7 +16,7 @@ from arena.cli._app import version_label
 from arena.config import load_config
 from arena.errors import ConfigError, DuplicateRun
 from arena.registry import Registry, content_hash, registry_dir
-from arena.store import Store
+from arena.store import SCHEMA_VERSION, Store
 from arena.tournament import run_config
 from tests.support.botfolders import make_bot as bot_folder
 from tests.support.listeners import StopAfter
@@ -374,7 +374,7 @@ def test_a_version_7_database_migrates_and_its_entrants_keep_their_names(tmp_pat
     db.conn.commit()
     db.conn.close()
     store = Store(path)
-    assert store.db["meta"].get("schema_version")["value"] == "8"
+    assert store.db["meta"].get("schema_version")["value"] == str(SCHEMA_VERSION)
     assert {"node", "host"} <= set(store.db["matches"].columns_dict)
     assert store.bot_ids(1) == {"perlbot-v2": 1}  # no name of its own: the bots row's
 

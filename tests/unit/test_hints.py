@@ -120,3 +120,10 @@ def test_open_rows_teams_and_partnerships_are_checked():
     assert ("xeri", 4, {}) in checked  # Xeri's partnerships are its 4-seat game
     seats = {(g, n) for g, n, _ in checked}
     assert seats == {(g, n) for g in game_names() for n in get_game(g).game_type.seat_counts}
+
+
+def test_a_ladders_validation_checks_its_own_table_only():
+    # a ladder validates a new version at its format's seat count and options, not every set
+    assert combinations(["xeri"], "xeri", {"rounds": 1}, seats=2) == [("xeri", 2, {"rounds": 1})]
+    assert combinations([], "crosswalk", seats=3) == [("crosswalk", 3, {})]
+    assert ("battlefield_cribbage", 4, {"team_mode": True}) in combinations([], seats=4)
