@@ -231,8 +231,9 @@ def print_ratings(rows: list[dict], title: str, fmt: OutputFormat, method: str =
                   *([printable(r["flag"])] if flags else [])]
         table.add_row(*cells)
     if tiebreaks:
-        table.caption = "tie-breaks: " + ", ".join(
-            f"{TIEBREAK_HEADERS.get(t, t)} {TIEBREAK_NAMES.get(t, t)}" for t in tiebreaks)
+        # named only while their columns show: a folded tie-break needs no legend
+        table.legend = ("tie-breaks: ", {TIEBREAK_HEADERS.get(t, t): TIEBREAK_NAMES.get(t, t)
+                                         for t in tiebreaks})
         table.caption_justify = "left"
     console.print(table)
     if any((r["flag"] or "").startswith("pool ") for r in records):

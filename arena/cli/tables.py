@@ -96,6 +96,8 @@ class FittedTable(Table):
         self.kinds: list[str] = []
         self.priorities: list[int] = []
         self.groups: list[str | None] = []
+        # (prefix, {header: meaning}): a caption naming only the columns shown, e.g. tie-breaks
+        self.legend: tuple[str, dict[str, str]] | None = None
 
     def add_column(self, header="", *args, kind: str = FIXED, priority: int | None = None,
                    group: str | None = None, **kwargs) -> None:
@@ -162,7 +164,13 @@ class FittedTable(Table):
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         kept, widths, needed, folded = self._plan(console, width, settings.wide)
-        inner = Table(title=self.title, caption=self.caption, title_justify=self.title_justify,
+        caption = self.caption
+        if self.legend is not None:
+            prefix, meanings = self.legend
+            shown = [_cell_text(console, self.columns[i].header).plain for i in kept]
+            named = [f"{h} {meanings[h]}" for h in shown if h in meanings]
+            caption = prefix + ", ".join(named) if named else None
+        inner = Table(title=self.title, caption=caption, title_justify=self.title_justify,
                       caption_justify=self.caption_justify, box=self.box,
                       show_header=self.show_header, show_edge=self.show_edge)
         for i, w in zip(kept, widths):

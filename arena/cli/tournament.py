@@ -114,8 +114,8 @@ def _standings_table(title: str, stage: dict, compact: bool):
         cells += [_num(r[t]) for t in breaks]
         table.add_row(*cells)
     if breaks:
-        table.caption = "tie-breaks in order: " + ", ".join(
-            f"{TIEBREAK_HEADERS[t]} {TIEBREAK_NAMES[t]}" for t in breaks)
+        table.legend = ("tie-breaks in order: ",
+                        {TIEBREAK_HEADERS[t]: TIEBREAK_NAMES[t] for t in breaks})
         table.caption_justify = "left"
     return table
 

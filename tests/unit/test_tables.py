@@ -115,3 +115,21 @@ def test_a_wide_matrix_pages_its_columns_with_the_row_labels_in_each_block():
                 assert f"{i}/{j + 10}" in text
     whole = render(matrix, 300)
     assert "opponents" not in whole
+
+
+def test_a_legend_names_only_the_columns_that_show():
+    table = FittedTable(title="swiss")
+    table.add_column("#", priority=0)
+    table.add_column("bot", priority=0)
+    table.add_column("pts", justify="right", priority=0)
+    table.add_column("BH", justify="right", priority=2)
+    table.add_column("SB", justify="right", priority=3)
+    table.add_row("1", "xeri_heuristic_deluxe_edition_two", "4.5", "12.25", "10.75")
+    table.legend = ("tie-breaks: ", {"BH": "Buchholz", "SB": "Sonneborn-Berger"})
+    wide = " ".join(render(table, 120).split())
+    assert "tie-breaks: BH Buchholz, SB Sonneborn-Berger" in wide
+    narrow = " ".join(render(table, 56).split())
+    assert "left out to fit 56 columns: SB" in narrow
+    assert "tie-breaks: BH Buchholz" in narrow and "Sonneborn" not in narrow
+    none = " ".join(render(table, 48).split())
+    assert "left out to fit 48 columns: BH, SB" in none and "tie-breaks" not in none
