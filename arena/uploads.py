@@ -107,8 +107,18 @@ class _Member:
     ref: object  # a ZipInfo, or the offset of a tar member's data in the tar stream
 
 
+MESSAGE_MAX = 300  # characters of a message built from another library's exception text
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception's text for a message: it may quote a name no check has seen (a zip's local
+    header), so it is made ASCII and cut, like any untrusted value."""
+    text = ascii(_one_line(str(exc)))[1:-1]
+    return text if len(text) <= MESSAGE_MAX else text[:MESSAGE_MAX] + "..."
 
 
 def _refuse(message: str) -> UploadError:
@@ -117,6 +127,8 @@ def _refuse(message: str) -> UploadError:
 
 def _bytes(n: float) -> str:
     n = int(n)
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):,.1f} GiB ({n:,} bytes)"
     return f"{n / MIB:,.1f} MiB ({n:,} bytes)" if n >= MIB else f"{n:,} bytes"
 
 
@@ -158,9 +170,10 @@ def check_member_name(name: str, is_dir: bool, limits: UploadLimits) -> tuple[st
             raise bad("an empty path component ('//' or a trailing '/')")
         if part == ".":
             continue
-        if len(part) > limits.name_chars or len(part.encode("utf-8", "surrogatepass")) > OS_NAME_BYTES:
-            raise bad(f"a component of {len(part):,} characters, over the {limits.name_chars:,} "
-                      f"allowed ({OS_NAME_BYTES} bytes in UTF-8)")
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if len(part) > limits.name_chars or size > OS_NAME_BYTES:
+            raise bad(f"a component of {len(part):,} characters ({size:,} bytes in UTF-8), over "
+                      f"the {limits.name_chars:,} characters or {OS_NAME_BYTES} bytes allowed")
         for c in part:
             if c in HTML_SPECIALS:
                 raise bad(f"the character {c!r} (HTML-special characters <>&\"' are not allowed "
@@ -262,7 +275,7 @@ class _Inflater:
             try:
                 piece = self.z.decompress(self.tail, CHUNK if n < 0 else n - len(out))
             except zlib.error as exc:
-                raise _refuse(f"archive: a corrupt gzip stream ({exc})") from None
+                raise _refuse(f"archive: a corrupt gzip stream ({_reason(exc)})") from None
             self.tail = self.z.unconsumed_tail
             if not piece and not self.tail and not self.z.eof:
                 raise _refuse("archive: the gzip stream ends early (a truncated upload?)")
@@ -290,7 +303,7 @@ def _tar_members(tf: tarfile.TarFile, tally: _Tally) -> Iterator[_Member]:
         try:
             info = tf.next()
         except (tarfile.TarError, EOFError) as exc:
-            raise _refuse(f"archive: not a valid tar archive ({exc})") from None
+            raise _refuse(f"archive: not a valid tar archive ({_reason(exc)})") from None
         if info is None:
             return
         name = info.name
@@ -457,7 +470,7 @@ def unpack_submission(data: bytes, dest: Path, limits: UploadLimits = UploadLimi
             try:
                 zf = zipfile.ZipFile(io.BytesIO(data))
             except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
-                raise _refuse(f"archive: not a valid zip archive ({exc})") from None
+                raise _refuse(f"archive: not a valid zip archive ({_reason(exc)})") from None
             members = list(_zip_members(zf, tally))
 
             def read(m: _Member, limit: int = -1) -> Iterator[bytes]:
@@ -476,7 +489,7 @@ def unpack_submission(data: bytes, dest: Path, limits: UploadLimits = UploadLimi
             try:
                 tf = tarfile.open(fileobj=stream, mode="r|")
             except (tarfile.TarError, EOFError) as exc:
-                raise _refuse(f"archive: not a valid tar archive ({exc})") from None
+                raise _refuse(f"archive: not a valid tar archive ({_reason(exc)})") from None
             members = list(_tar_members(tf, tally))
             if isinstance(stream, _Inflater):
                 stream.drain()
@@ -514,7 +527,7 @@ def unpack_submission(data: bytes, dest: Path, limits: UploadLimits = UploadLimi
             raise
     except (zipfile.BadZipFile, zlib.error, EOFError, tarfile.TarError, NotImplementedError,
             RuntimeError) as exc:
-        raise _refuse(f"archive: corrupt ({type(exc).__name__}: {exc})") from None
+        raise _refuse(f"archive: corrupt ({type(exc).__name__}: {_reason(exc)})") from None
     finally:
         if zf is not None:
             zf.close()
