@@ -261,7 +261,10 @@ class _Inflater:
 
     def __init__(self, data: bytes, bound: float, tally: _Tally):
         self.z = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        self.tail = data
+        # Fed a chunk at a time: zlib copies its unconsumed input on every call.
+        self.data = memoryview(data)
+        self.fed = 0
+        self.tail = b""
         self.bound = bound
         self.tally = tally
         self.seen = io.BytesIO()
@@ -272,12 +275,16 @@ class _Inflater:
         n = -1 if n is None else n
         out = bytearray()
         while (n < 0 or len(out) < n) and not self.z.eof:
+            if not self.tail:
+                self.tail = self.data[self.fed:self.fed + CHUNK]
+                self.fed += len(self.tail)
             try:
                 piece = self.z.decompress(self.tail, CHUNK if n < 0 else n - len(out))
             except zlib.error as exc:
                 raise _refuse(f"archive: a corrupt gzip stream ({_reason(exc)})") from None
             self.tail = self.z.unconsumed_tail
-            if not piece and not self.tail and not self.z.eof:
+            if (not piece and not self.tail and self.fed >= len(self.data)
+                    and not self.z.eof):
                 raise _refuse("archive: the gzip stream ends early (a truncated upload?)")
             out += piece
             if self.size + len(out) > self.bound:
@@ -286,7 +293,7 @@ class _Inflater:
                     f"{_bytes(self.tally.archive_bytes)}: over {self.tally.limits.ratio:g} times "
                     f"its size, or past the {_limit(self.tally.limits.unpacked_bytes)} unpacked "
                     f"limit); refused as a decompression bomb")
-        if self.z.eof and self.z.unused_data:
+        if self.z.eof and (self.z.unused_data or self.fed < len(self.data)):
             raise _refuse("archive: data after the end of its gzip stream")
         self.size += len(out)
         self.seen.write(out)

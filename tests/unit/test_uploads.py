@@ -102,6 +102,15 @@ def test_a_good_archive_unpacks_with_its_manifest_parsed(tmp_path: Path, build):
     assert [p.name for p in tmp_path.iterdir()] == ["dest"]  # no temporary folder left
 
 
+@pytest.mark.parametrize("build", [make_zip, make_tar], ids=["zip", "tgz"])
+def test_a_large_incompressible_member_unpacks_byte_for_byte(tmp_path: Path, build):
+    model = os.urandom(3 * MIB)  # several input chunks of the gzip stream
+    bot = unpack_submission(build(random_bot() | {"model.bin": model}), tmp_path / "d",
+                            UploadLimits())
+    assert (tmp_path / "d" / "model.bin").read_bytes() == model
+    assert bot.unpacked_bytes == len(model) + sum(map(len, random_bot().values()))
+
+
 def test_a_folder_of_the_bot_and_an_existing_empty_dest(tmp_path: Path):
     files = random_bot() | {"lib/util.py": b"X = 1\n", "data/": b""}
     data = make_zip({k: v for k, v in files.items() if not k.endswith("/")},
