@@ -523,7 +523,7 @@ def unpack_submission(data: bytes, dest: Path, limits: UploadLimits = UploadLimi
 
         # Everything is checked: only now is anything written.
         _prepare_dest(dest)
-        tmp = tempfile.mkdtemp(prefix=f".{dest.name}.upload-", dir=dest.parent)
+        tmp = tempfile.mkdtemp(prefix=f".{dest.name}.upload-", dir=dest.parent.absolute())
         try:
             tally.total = 0
             files, unpacked = _write(tmp, plan, read, tally)
