@@ -60,6 +60,7 @@ OS_NAME_BYTES = 255  # a file name component on Linux file systems
 TAR_MEMBER_OVERHEAD = 4 * KIB  # a header, a PAX header for a long name, and block padding
 TAR_SLACK = 64 * KIB  # the end-of-archive blocks and record padding of a small tar
 CHUNK = 256 * KIB
+MESSAGE_MAX = 300  # characters of another library's exception text quoted in a message
 SKIPPED_TOPS = frozenset({"__MACOSX"})  # resource forks a macOS Finder zip adds beside the bot
 # Characters that render as a slash but are not one: a name that looks like a path but is not.
 SLASH_LOOKALIKES = frozenset("\u2044\u2215\u2216\u2571\u2572\u29f5\u29f8\u29f9\ufe68\uff0f\uff3c")
@@ -105,9 +106,6 @@ class _Member:
     size: int
     executable: bool
     ref: object  # a ZipInfo, or the offset of a tar member's data in the tar stream
-
-
-MESSAGE_MAX = 300  # characters of a message built from another library's exception text
 
 
 def _one_line(text: str) -> str:
