@@ -59,8 +59,9 @@ def _unpack(data: bytes, dest: Path, limits: StandInLimits) -> StandInBot:
                       sum(p.stat().st_size for p in files))
 
 
-def stand_in_uploads(monkeypatch) -> None:
-    """Make `arena.uploads` the stand-in above unless the real module is importable."""
+def stand_in_uploads(monkeypatch=None) -> None:
+    """Make `arena.uploads` the stand-in above unless the real module is importable (through
+    `monkeypatch`, or for the rest of the process when None: a server subprocess's launcher)."""
     try:
         import arena.uploads  # noqa: F401
         return
@@ -69,7 +70,16 @@ def stand_in_uploads(monkeypatch) -> None:
     module = types.ModuleType("arena.uploads")
     module.UploadLimits, module.UnpackedBot = StandInLimits, StandInBot
     module.unpack_submission = _unpack
-    monkeypatch.setitem(sys.modules, "arena.uploads", module)
+    if monkeypatch is None:
+        sys.modules["arena.uploads"] = module
+    else:
+        monkeypatch.setitem(sys.modules, "arena.uploads", module)
+
+
+# `python -c LAUNCHER arena-args…`: the `arena` command with the stand-in when the real module
+# is missing (the tests' checkout on sys.path).
+LAUNCHER = ("import sys; from tests.support.server import stand_in_uploads; stand_in_uploads(); "
+            "from arena.cli import main; sys.argv[0] = 'arena'; main()")
 
 
 def auth(token: str) -> dict:
