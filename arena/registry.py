@@ -602,13 +602,15 @@ class Registry:
         if version is None:
             active = [v for v in versions if v.status == "active"]
             if not active:
-                raise ConfigError(f"every version of {name!r} is retired "
+                shown_status = "retired" if all(v.status == "retired" for v in versions) else \
+                    "retired, rejected or awaiting its check"
+                raise ConfigError(f"every version of {name!r} is {shown_status} "
                                   f"(name one: {', '.join(v.ref for v in versions)})")
             return active[-1]
         for v in versions:
             if v.version == version:
                 if active_only and v.status != "active":
-                    raise ConfigError(f"{v.ref} is retired")
+                    raise ConfigError(f"{v.ref} is {v.status}")
                 return v
         raise ConfigError(f"{name!r} has no version {version!r} "
                           f"(versions: {', '.join(v.version for v in versions)})")
