@@ -325,3 +325,38 @@ def test_the_check_report_is_the_bot_check_json(tmp_path):
     data = json.loads(json.dumps(report_json(report)))
     assert data["clean"] is False and data["problems"][0]["words"] == "crashed"
     assert failure_reason(report) == "xeri with 2 seats: crashed: exit 1 boom"
+
+
+def test_concurrent_uploads_lose_nothing_and_double_nothing(server, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    db, tokens, client = server
+    c = client()
+    archives = [bot_archive(tmp_path, f"cc{i % 4}", "1") for i in range(12)]  # 4 contents, 3 times
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(lambda a: submit(c, tokens["root"], a), archives))
+    assert [r.status_code for r in answers] == [201] * 12, [r.text for r in answers]
+    assert len({r.json()["id"] for r in answers}) == 12
+    store = Store.open_readonly(db)
+    assert len(store.submissions()) == 12
+    assert sorted(v.ref for v in Registry(store).versions()) == [f"cc{i}@1" for i in range(4)]
+    assert store.db.conn.execute("pragma integrity_check").fetchone()[0] == "ok"
+
+
+def test_arena_serve_has_no_write_routes(server, tmp_path):
+    from arena.web import create_app
+
+    db, tokens, client = server
+    with TestClient(create_app(db)) as c:
+        r = c.post("/api/submissions", content=bot_archive(tmp_path, "rb", "1"),
+                   headers={**GZ, **auth(tokens["root"])})
+        assert r.status_code in (404, 405)
+        assert c.get("/api/me", headers=auth(tokens["root"])).status_code == 404
+    assert counts(db)[0] == 0
+
+
+def test_the_server_command_refuses_a_bad_root_path_in_one_line(tmp_path):
+    result = runner.invoke(cli_app, ["server", "--db", str(tmp_path / "s.db"), "--root-path",
+                                     "arena/"])
+    assert result.exit_code == 2 and "--root-path 'arena/'" in result.output
+    assert len(result.output.strip().splitlines()) == 1
