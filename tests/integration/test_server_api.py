@@ -22,7 +22,8 @@ from arena.server.authors import add_author, hash_token
 from arena.server.checks import CheckPool
 from arena.server.submissions import AuthorLimits
 from arena.store import Store
-from tests.support.server import StandInLimits, auth, bot_archive, stand_in_uploads
+from arena.uploads import UploadLimits
+from tests.support.server import auth, bot_archive
 
 runner = CliRunner()
 GZ = {"Content-Type": "application/gzip"}
@@ -40,7 +41,6 @@ options = { rounds = 1 }
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     """(db path, tokens by author, a function making a client with a config)."""
-    stand_in_uploads(monkeypatch)
     db = tmp_path / "arena.db"
     store = Store(db)
     tokens = {"alice": add_author(store, "alice"), "bob": add_author(store, "bob"),
@@ -200,7 +200,7 @@ def test_limits_answer_429_naming_the_limit_and_store_nothing(server, tmp_path):
 
 def test_an_oversized_body_is_413_and_nothing_is_stored(server, tmp_path):
     db, tokens, client = server
-    c = client(ServerConfig(archive_limits=StandInLimits(archive_bytes=2000)))
+    c = client(ServerConfig(archive_limits=UploadLimits(archive_bytes=2000)))
     before = counts(db)
     big = bot_archive(tmp_path, "rb", "1", extra=bytes(range(256)) * 64)
     assert len(big) > 2000

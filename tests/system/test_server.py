@@ -20,7 +20,7 @@ import pytest
 
 from arena.server.authors import add_author
 from arena.store import Store
-from tests.support.server import LAUNCHER, bot_archive
+from tests.support.server import bot_archive
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def _free_port() -> int:
 def _start(db: Path, port: int, cwd: Path, *extra: str) -> subprocess.Popen:
     out = open(cwd / "server.log", "ab")
     proc = subprocess.Popen(
-        [sys.executable, "-c", LAUNCHER, "server", "--db", str(db), "--port", str(port),
+        [sys.executable, "-m", "arena", "server", "--db", str(db), "--port", str(port),
          "--checkers", "1", *extra],
         stdout=out, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
