@@ -304,7 +304,7 @@ def test_another_runners_sweep_leaves_a_probe_in_progress_alone(monkeypatch):
     _reset()
     try:
         assert cgroups.support() == real
-        assert swept == ['0']
+        assert len(swept) == 1 and swept[0].isdigit()  # it swept (a dead runner's leftovers may go)
     finally:
         monkeypatch.undo()
         _reset()
