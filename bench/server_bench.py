@@ -50,7 +50,7 @@ in_flight = 1
 [[formats]]
 game = "xeri"
 seats = 2
-options = {{ rounds = 1 }}
+options = { rounds = 1 }
 [leaderboard]
 every_tables = 5
 samples = 20
@@ -285,10 +285,12 @@ def main() -> None:
         procs.append(server)
 
         def ladder_games() -> int:
+            if ladder.poll() is not None:
+                sys.exit(f"the ladder exited: {(tmp / 'ladder.log').read_text()[-2000:]}")
             status, body = get(port, "/api/ladders/bench-ladder")
             return body.get("games_played", 0) if status == 200 else 0
 
-        wait_for("the ladder's first games", lambda: ladder_games() >= 4, 300, 0.5)
+        wait_for("the ladder's first games", lambda: ladder_games() >= 4, 120, 0.5)
         print(f"server on 127.0.0.1:{port}, ladder running ({ladder_games()} games so far)")
 
         # Uploads of a 1 MB bot: each a new version (its own random bytes and version).
