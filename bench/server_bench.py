@@ -287,7 +287,11 @@ def main() -> None:
         def ladder_games() -> int:
             if ladder.poll() is not None:
                 sys.exit(f"the ladder exited: {(tmp / 'ladder.log').read_text()[-2000:]}")
-            status, body = get(port, "/api/ladders/bench-ladder")
+            ids = [row["id"] for row in get(port, "/api/ladders")[1]["ladders"]
+                   if row["name"] == "bench-ladder"]
+            if not ids:
+                return 0
+            status, body = get(port, f"/api/ladders/{ids[0]}")
             return body.get("games_played", 0) if status == 200 else 0
 
         wait_for("the ladder's first games", lambda: ladder_games() >= 4, 120, 0.5)
@@ -322,7 +326,7 @@ def main() -> None:
             print(f"  upload {i + 1}: {len(data) / 1e6:.2f} MB archive, 201 after {ms:.0f} ms, "
                   f"clean after {checks[-1] / 1000:.1f} s, first ladder game "
                   f"{rests[-1] / 1000:.1f} s later")
-        status, lad = get(port, "/api/ladders/bench-ladder")
+        lad = get(port, f"/api/ladders/{get(port, '/api/ladders')[1]['ladders'][0]['id']}")[1]
         per_minute = lad.get("games_per_minute") or 0
         table_s = 2 * 60 / per_minute if per_minute else float("nan")  # 2 seats: 2 games a table
         rows.append(("upload → registered (1 MB bot), median / max",
