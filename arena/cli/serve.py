@@ -75,4 +75,7 @@ def serve(
                           "can read the database", highlight=False, soft_wrap=True)
     console.print(f"serving {printable(db)} (read-only) at {url_of(host, port)}  — Ctrl-C stops",
                   highlight=False, soft_wrap=True)
-    uvicorn.run(web_app, host=host, port=port, log_level="warning")
+    from arena.web.serving import uvicorn_options
+
+    # Timeouts and limits: a client that never finishes a request cannot hold the server.
+    uvicorn.run(web_app, host=host, port=port, log_level="warning", **uvicorn_options())

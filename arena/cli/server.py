@@ -66,6 +66,7 @@ def server(
                   f"{url_of(host, port).rstrip('/')}{printable(root_path)}/  — Ctrl-C stops",
                   highlight=False, soft_wrap=True)
     # Access logs stay off: they hold no token (tokens travel in a header) but are noise here.
+    from arena.web.serving import uvicorn_options
+
     uvicorn.run(web_app, host=host, port=port, log_level="warning", root_path=root_path,
-                proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips,
-                timeout_keep_alive=5)
+                proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips, **uvicorn_options())

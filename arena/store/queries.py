@@ -35,6 +35,21 @@ def game_row(store: Store, game_id: str) -> dict:
     return row
 
 
+def game_recording(store: Store, game_id: str) -> dict | None:
+    """A stored game's `recorded_at` and whether its recording is `complete` (its match row says
+    finished, or it has none); None when no game has this id.
+
+    A game is written with its seats and moves in the transaction that records its finished
+    match, so a complete game never changes: the web app caches what it computes from one.
+    """
+    row = store.db.execute(
+        "select g.recorded_at, m.status from games g left join matches m on m.id = g.match_id "
+        "where g.id = ?", [game_id]).fetchone()
+    if row is None:
+        return None
+    return {"recorded_at": row[0] or "", "complete": row[0] is not None and row[1] in (None, "finished")}
+
+
 def game_seats(store: Store, game_id: str) -> list[dict]:
     """A game's seats in order: seat, bot, bot_id, team, score, rank and the bot's version."""
     return list(store.db.query(

@@ -16,6 +16,7 @@ from urllib.parse import quote
 import jinja2
 import orjson
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
@@ -27,8 +28,9 @@ from starlette.templating import Jinja2Templates
 
 from arena.errors import BadRequest, ConfigError, NotFound, StoreError
 from arena.store import Store
-from arena.store.queries import check_schema, game_exists
+from arena.store.queries import check_schema, game_exists, game_recording
 from arena.web import data
+from arena.web.replay_cache import Encoded, ReplayCache, budget_from_env, encode
 
 HERE = Path(__file__).resolve().parent
 log = logging.getLogger("arena.web")
@@ -211,33 +213,95 @@ def _replay_call(request: Request, fn_name: str, *args):
             raise HTTPException(400, str(exc)) from None
 
 
-def game_page(request: Request) -> Response:
+def _recording(request: Request, game_id: str) -> dict:
+    """The game's `recorded_at` and whether its recording is complete; 404 when there is none."""
+    with reading(request) as store:
+        recording = game_recording(store, game_id)
+    if recording is None:
+        raise HTTPException(404, f"no game with id {game_id!r}")
+    return recording
+
+
+async def _computed(request: Request, kind: str, compute: Callable[[], object],
+                    size_of: Callable[[object], int], *args) -> tuple[object, bool]:
+    """`compute()` for the request's game, from the replay cache when the game's recording is
+    complete (a recorded game never changes); the work runs in a worker thread, never on the
+    event loop. Returns the value and whether it came through the cache (and so is immutable)."""
+    game_id = data.check_game_id(request.path_params["game_id"])
+    recording = await run_in_threadpool(_recording, request, game_id)
+    cache: ReplayCache = request.app.state.replay_cache
+    if not (recording["complete"] and cache.enabled):
+        return await run_in_threadpool(compute), False
+    key = (str(request.app.state.db_path), game_id, recording["recorded_at"], kind, args)
+    return await cache.fetch(key, compute, size_of), True
+
+
+# A finished game's JSON may be kept by browsers and proxies; an ETag lets them revalidate.
+IMMUTABLE = "public, max-age=3600, immutable"
+
+
+def _send_encoded(request: Request, encoded: Encoded, cached: bool) -> Response:
+    """A cached JSON body: 304 when the client holds it (If-None-Match), gzipped when accepted."""
+    headers = {"ETag": encoded.etag, "Vary": "Accept-Encoding",
+               "Cache-Control": IMMUTABLE if cached else "no-cache"}
+    held = request.headers.get("if-none-match", "")
+    tags = {t.strip().removeprefix("W/") for t in held.split(",")}
+    if "*" in tags or encoded.etag.removeprefix("W/") in tags:
+        return Response(status_code=304, headers=headers)
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        # Compressed once when cached: the gzip middleware leaves an encoded body alone.
+        return Response(encoded.gzipped, media_type="application/json",
+                        headers={**headers, "Content-Encoding": "gzip"})
+    return Response(encoded.body, media_type="application/json", headers=headers)
+
+
+async def _cached_json(request: Request, fn_name: str, *args) -> Response:
+    """The JSON of `arena.web.replay.<fn_name>` for the request's game, cached once finished."""
+    _replay_module()
+
+    def compute() -> Encoded:
+        value = _replay_call(request, fn_name, *args)[1]
+        return encode(orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS))
+
+    encoded, cached = await _computed(request, fn_name, compute, lambda e: e.size, *args)
+    return _send_encoded(request, encoded, cached)
+
+
+async def game_page(request: Request) -> Response:
     """The replay viewer of one game (the template and its data come from arena.web.replay)."""
-    game_id, meta = _replay_call(request, "game_meta")
-    # The final position and every move with the bots' log lines, drawn on the server: the page
-    # reads without JavaScript, which then steps through it.
-    moves = _replay_call(request, "move_list")[1]
+    _replay_module()
+
+    def compute() -> tuple:
+        game_id, meta = _replay_call(request, "game_meta")
+        # The final position and every move with the bots' log lines, drawn on the server: the
+        # page reads without JavaScript, which then steps through it.
+        return game_id, meta, _replay_call(request, "move_list")[1]
+
+    # Cached as data, rendered per request: the page around it may differ per visitor.
+    (game_id, meta, moves), _ = await _computed(
+        request, "page", compute, lambda v: len(orjson.dumps(v, default=str)))
     try:
         request.app.state.templates.get_template("replay.html")
     except jinja2.TemplateNotFound:
         raise HTTPException(404, "the replay viewer is not installed") from None
-    return request.app.state.templates.TemplateResponse(
+    return await run_in_threadpool(
+        request.app.state.templates.TemplateResponse,
         request, "replay.html", {"game_id": game_id, "meta": meta, "moves": moves,
                                  "page_data": {"api": f"/api/games/{game_id}", "live": False}})
 
 
-def game_api(request: Request) -> Response:
+async def game_api(request: Request) -> Response:
     """A game's metadata as JSON."""
-    return ORJSONResponse(_replay_call(request, "game_meta")[1])
+    return await _cached_json(request, "game_meta")
 
 
-def replay_api(request: Request) -> Response:
+async def replay_api(request: Request) -> Response:
     """A game's replay (full, or as one seat saw it) as JSON."""
     view = data.one(request.query_params, "view")
     view = "full" if view is None else view
     # check=1 adds each frame's hidden cards (what a seat must not see), for tests of the viewer.
     check = data.one(request.query_params, "check") == "1"
-    return ORJSONResponse(_replay_call(request, "replay_data", view, check)[1])
+    return await _cached_json(request, "replay_data", view, check)
 
 
 async def http_error(request: Request, exc: HTTPException) -> Response:
@@ -311,4 +375,5 @@ def create_app(db_path: str | Path) -> Starlette:
                                         BadRequest: domain_error, Exception: server_error})
     app.state.db_path = Path(db_path)
     app.state.templates = _templates()
+    app.state.replay_cache = ReplayCache(budget_from_env())
     return app
