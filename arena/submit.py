@@ -364,10 +364,10 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 class Client:
     """The server's JSON API as the author's token sees it."""
 
-    def __init__(self, server: str, token: str, timeout: float = REQUEST_TIMEOUT_S):
+    def __init__(self, server: str, token: str, timeout: float | None = None):
         self.server = server
         self._token = token
-        self.timeout = timeout
+        self.timeout = timeout or REQUEST_TIMEOUT_S
         # A server on this machine (a tunnel, a test) is never reached through $http_proxy.
         handlers: list[Any] = [_NoRedirect()]
         if is_loopback(urllib.parse.urlsplit(server).hostname or ""):

@@ -5,7 +5,8 @@ It keeps what it was sent (`requests`: method, path, query, headers, body) and a
 scripted: `statuses` is the sequence of statuses a new submission shows to each poll (the last
 one stays), `report` the check report a failed one carries, `refuse[route] = (status, body)` an
 error answer for a route (`"POST /api/submissions"`, `"GET /api/submissions/{id}"`,
-`"GET /api/submissions"`, `"GET /api/me"`; body a dict sent as JSON, or bytes as they are).
+`"GET /api/submissions"`, `"GET /api/me"`; body a dict sent as JSON, or bytes as they are; a
+third element, headers to add).
 """
 
 from __future__ import annotations
@@ -42,12 +43,19 @@ class FakeServer:
 
     statuses: list[str] = field(default_factory=lambda: ["checking", "clean"])
     report: dict = field(default_factory=lambda: dict(FAILED_REPORT))
-    refuse: dict[str, tuple[int, object]] = field(default_factory=dict)
+    refuse: dict[str, tuple] = field(default_factory=dict)
     requests: list[dict] = field(default_factory=list)
     submissions: dict[int, dict] = field(default_factory=dict)
     url: str = ""
     tokens: dict[str, tuple[str, str]] = field(default_factory=lambda: {
         AUTHOR_TOKEN: ("ada", "author"), ORGANISER_TOKEN: ("org", "organiser")})
+
+    def reset(self) -> None:
+        """Back to no submissions, no requests, the default script."""
+        fresh = FakeServer()
+        self.statuses, self.report, self.refuse = fresh.statuses, fresh.report, {}
+        self.requests.clear()
+        self.submissions.clear()
 
     def add(self, bot: str, version: str, status: str, reason: str | None = None,
             author: str = "ada") -> dict:
@@ -77,10 +85,12 @@ class FakeServer:
                               "query": request.url.query, "headers": dict(request.headers),
                               "body": body})
         if route in self.refuse:
-            status, answer = self.refuse[route]
+            status, answer, *headers = self.refuse[route]
+            headers = headers[0] if headers else None
             if isinstance(answer, bytes):
-                return Response(answer, status_code=status, media_type="text/html")
-            return JSONResponse(answer, status_code=status)
+                return Response(answer, status_code=status, media_type="text/html",
+                                headers=headers)
+            return JSONResponse(answer, status_code=status, headers=headers)
         auth = request.headers.get("authorization", "")
         if not auth.startswith("Bearer "):
             return JSONResponse({"error": "no token: send Authorization: Bearer <token>"}, 401)
