@@ -233,7 +233,10 @@ def bot_folder(path: str | Path) -> Path:
     if not path.is_dir():
         raise ConfigError(f"no such folder: {path}")
     manifest = path / MANIFEST
-    if manifest.is_symlink() or not manifest.is_file():
+    if manifest.is_symlink():
+        raise ConfigError(f"{manifest} is a link; the manifest must be a file of the bot's "
+                          "folder")
+    if not manifest.is_file():
         raise ConfigError(f"{path}: no {MANIFEST} in this folder; a bot is submitted as its "
                           f"folder with a {MANIFEST} manifest (see protocol/README.md)")
     return path
@@ -361,6 +364,33 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # urllib then raises the 3xx as an HTTPError
 
 
+class _KeepAliveHTTP(http.client.HTTPConnection):
+    """urllib's connection without its `Connection: close`: a server that answers 413 before
+    reading a large upload then drains the rest instead of resetting the connection mid-send
+    (which would lose its answer)."""
+
+    def request(self, method, url, body=None, headers=None, *, encode_chunked=False):
+        """Send the request, minus the Connection header urllib forces."""
+        kept = {k: v for k, v in (headers or {}).items() if k.lower() != "connection"}
+        super().request(method, url, body, kept, encode_chunked=encode_chunked)
+
+
+class _KeepAliveHTTPS(http.client.HTTPSConnection):
+    """As _KeepAliveHTTP, over TLS."""
+
+    request = _KeepAliveHTTP.request
+
+
+class _Handler(urllib.request.HTTPHandler):
+    def http_open(self, req):
+        return self.do_open(_KeepAliveHTTP, req)
+
+
+class _HandlerTLS(urllib.request.HTTPSHandler):
+    def https_open(self, req):
+        return self.do_open(_KeepAliveHTTPS, req, context=self._context)
+
+
 class Client:
     """The server's JSON API as the author's token sees it."""
 
@@ -369,7 +399,7 @@ class Client:
         self._token = token
         self.timeout = timeout or REQUEST_TIMEOUT_S
         # A server on this machine (a tunnel, a test) is never reached through $http_proxy.
-        handlers: list[Any] = [_NoRedirect()]
+        handlers: list[Any] = [_NoRedirect(), _Handler(), _HandlerTLS()]
         if is_loopback(urllib.parse.urlsplit(server).hostname or ""):
             handlers.append(urllib.request.ProxyHandler({}))
         self._opener = urllib.request.build_opener(*handlers)
@@ -420,6 +450,11 @@ class Client:
                 raise ServerError(f"{self.server}: no answer to {what} within {wait:g} s",
                                   transient=True) from None
             reason = getattr(exc.reason, "strerror", None) or exc.reason
+            if body and isinstance(exc.reason, (ConnectionResetError, BrokenPipeError)):
+                raise ServerError(f"{self.server}: the connection broke while sending "
+                                  f"{size_text(len(body))} ({self._clean(reason)}); a server "
+                                  "cuts off an upload over its size limit so: ask the organiser "
+                                  "for the limit", transient=True) from None
             raise ServerError(f"cannot reach {self.server}: {self._clean(reason)}",
                               transient=True) from None
         except TimeoutError:

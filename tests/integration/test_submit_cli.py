@@ -154,6 +154,16 @@ def test_each_refusal_of_an_upload_is_one_line_quoting_the_server(fake, bot, sta
     one_line_error(invoke("submit", str(bot)), code, f"{fake.url}: POST /api/submissions: {says}")
 
 
+def test_an_archive_refused_before_it_is_all_sent_gets_the_servers_413(fake, bot):
+    import os
+
+    (bot / "weights.bin").write_bytes(os.urandom(24 << 20))  # incompressible: a 24 MiB archive
+    fake.archive_limit = 1 << 20
+    result = invoke("submit", str(bot))
+    one_line_error(result, 2, "413: archive over the limit of 1,048,576 bytes")
+    assert "archive 24.0 MiB" in result.output
+
+
 def test_the_servers_own_refusal_of_a_wrong_token(fake, bot, monkeypatch):
     monkeypatch.setenv("ARENA_TOKEN", "arena_revoked")
     line = one_line_error(invoke("submit", str(bot)), 2, "401: unknown or revoked token")

@@ -47,6 +47,7 @@ class FakeServer:
     requests: list[dict] = field(default_factory=list)
     submissions: dict[int, dict] = field(default_factory=dict)
     url: str = ""
+    archive_limit: int | None = None  # over it, 413 at once, the rest of the upload unread
     tokens: dict[str, tuple[str, str]] = field(default_factory=lambda: {
         AUTHOR_TOKEN: ("ada", "author"), ORGANISER_TOKEN: ("org", "organiser")})
 
@@ -54,6 +55,7 @@ class FakeServer:
         """Back to no submissions, no requests, the default script."""
         fresh = FakeServer()
         self.statuses, self.report, self.refuse = fresh.statuses, fresh.report, {}
+        self.archive_limit = None
         self.requests.clear()
         self.submissions.clear()
 
@@ -100,6 +102,13 @@ class FakeServer:
         return who
 
     async def _upload(self, request: Request) -> Response:
+        if self.archive_limit is not None:  # as the real server: never read past the limit
+            seen = 0
+            async for chunk in request.stream():
+                seen += len(chunk)
+                if seen > self.archive_limit:
+                    return JSONResponse({"error": f"archive over the limit of "
+                                                  f"{self.archive_limit:,} bytes"}, 413)
         who = await self._seen(request, "POST /api/submissions")
         if isinstance(who, Response):
             return who

@@ -80,6 +80,9 @@ def test_a_folder_without_bot_toml_is_refused(tmp_path):
         pack_bot(tmp_path / "missing")
     with pytest.raises(ConfigError, match=r"give the bot's folder"):
         pack_bot(tmp_path / "bot.py")
+    os.symlink("bot.py", tmp_path / "bot.toml")
+    with pytest.raises(ConfigError, match=r"bot\.toml is a link"):
+        pack_bot(tmp_path)
 
 
 @pytest.mark.parametrize("manifest, says", [
