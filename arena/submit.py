@@ -606,7 +606,7 @@ def submit_bot(path: str | Path, server: str | None = None, token_file: Path | N
     sub = client.upload(packed.data)
     shown_id = shown_text(sub["id"], quote=False)
     link = sub.get("url")
-    page = (f"; its page: {shown_text(urllib.parse.urljoin(url + '/', link), 200, quote=False)}"
+    page = (f" ({shown_text(urllib.parse.urljoin(url + '/', link), 200, quote=False)})"
             if isinstance(link, str) and link else "")
     say(f"submitted {shown_text(sub.get('bot', packed.name), quote=False)} "
         f"{shown_text(sub.get('version', packed.version), quote=False)} as submission "
@@ -654,10 +654,15 @@ def verdict_lines(sub: dict) -> list[str]:
     report = report if isinstance(report, dict) else {}
     if status == "clean":
         return [f"clean: {who} passed its check; a running ladder picks it up"]
-    reason = sub.get("reason") or report.get("reason") or report.get("error")
-    lines = [f"failed: {who}" + (f": {shown_text(reason, 400, quote=False)}" if reason else "")]
     problems = report.get("problems") or []
-    for p in problems if isinstance(problems, list) else [problems]:
+    problems = problems if isinstance(problems, list) else [problems]
+    if problems:  # the server's reason is the first of them, in short: each is said in full
+        count = f"{len(problems)} problem" + ("s" if len(problems) > 1 else "")
+        lines = [f"failed: {who}: its check found {count}"]
+    else:
+        reason = sub.get("reason") or report.get("reason") or report.get("error")
+        lines = [f"failed: {who}" + (f": {shown_text(reason, 400, quote=False)}" if reason else "")]
+    for p in problems:
         lines += problem_lines(p)
     return lines
 

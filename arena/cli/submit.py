@@ -93,16 +93,18 @@ def submissions(
     if not rows:
         _say(f"no submissions of {name} at {url} yet: `arena submit PATH` uploads a bot")
         return
-    table = new_table(f"{whose} submissions at {url}", "id", "bot", "version", "status",
-                      "submitted", "checked", "reason", right=("id",),
+    authors = who.get("role") == "organiser"  # everyone's rows: whose each one is
+    columns = ["id", *(["author"] if authors else []), "bot", "version", "status", "submitted",
+               "checked", "reason"]
+    table = new_table(f"{whose} submissions at {url}", *columns, right=("id",),
                       kinds={"reason": TEXT},
-                      priorities={"id": 0, "bot": 0, "version": 0, "status": 0, "reason": 1,
-                                  "submitted": 2, "checked": 3})
+                      priorities={"id": 0, "author": 1, "bot": 0, "version": 0, "status": 0,
+                                  "reason": 2, "submitted": 3, "checked": 4})
     for r in rows:
-        table.add_row(printable(r.get("id")), printable(r.get("bot")),
-                      printable(r.get("version")), printable(r.get("status")),
-                      printable(moment(r.get("created_at"))), printable(moment(r.get("checked_at"))),
-                      printable(r.get("reason")))
+        table.add_row(printable(r.get("id")), *([printable(r.get("author"))] if authors else []),
+                      printable(r.get("bot")), printable(r.get("version")),
+                      printable(r.get("status")), printable(moment(r.get("created_at"))),
+                      printable(moment(r.get("checked_at"))), printable(r.get("reason")))
     console.print(table)
 
 

@@ -69,7 +69,7 @@ def test_an_upload_is_followed_to_a_clean_check(fake, bot):
     assert result.exit_code == 0, result.output
     out = result.output
     assert "packed rb 1.2:" in out and "archive" in out
-    assert f"submitted rb 1.2 as submission 1; its page: {fake.url}/me/submissions/1" in out
+    assert f"submitted rb 1.2 as submission 1 ({fake.url}/api/submissions/1)" in out
     assert "checking…" in out
     assert "clean: rb 1.2 passed its check" in out
     upload, *polls = fake.requests
@@ -257,7 +257,10 @@ def test_an_organiser_sees_every_authors_submissions(fake, monkeypatch):
     import json
 
     assert [r["bot"] for r in json.loads(result.stdout)] == ["bobs_bot", "rb"]
-    assert "every author's submissions" in invoke("submissions").output
+    out = invoke("submissions").output
+    assert "every author's submissions" in out
+    row = next(line for line in out.splitlines() if "bobs_bot" in line)
+    assert [c.strip() for c in row.split("│")][1:4] == ["2", "bob", "bobs_bot"]
 
 
 def test_no_submissions_yet_says_how_to_make_one(fake):

@@ -122,7 +122,7 @@ class FakeServer:
         row["polls"] = list(self.statuses)
         row["archive"] = body
         return JSONResponse({"id": row["id"], "bot": row["bot"], "version": row["version"],
-                             "status": "received", "url": f"/me/submissions/{row['id']}"}, 201)
+                             "status": "received", "url": f"/api/submissions/{row['id']}"}, 201)
 
     async def _one(self, request: Request) -> Response:
         ident = request.path_params["ident"]
@@ -158,7 +158,7 @@ class FakeServer:
     def public(row: dict) -> dict:
         """A submission as the API shows it."""
         return {k: row[k] for k in ("id", "bot", "version", "status", "reason", "created_at",
-                                    "checked_at")}
+                                    "checked_at", "author")}
 
 
 @contextmanager

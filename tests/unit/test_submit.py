@@ -314,13 +314,16 @@ def test_a_failed_verdict_lists_the_reports_problems_on_safe_lines():
                                     "detail": "exit code 1\nthen more", "hint": "see stderr",
                                     "evidence": "\x1b[31mred"}]}}
     lines = verdict_lines(sub)
-    assert lines[0] == "failed: rb 2: its check found 1 problem"
+    assert lines[0] == "failed: rb 2: its check found 1 problem"  # each problem said in full
     assert lines[1] == "problem in xeri (2 seats, rounds=3, game 12): crash: the bot exited"
     assert "  what happened: exit code 1\\x0athen more" in lines
     assert "  evidence: \\x1b[31mred" in lines and "  hint: see stderr" in lines
     assert verdict_lines({"status": "clean", "bot": "rb", "version": "2"})[0].startswith("clean: rb 2")
     text_report = verdict_lines({"status": "failed", "bot": "rb", "report": "no bot.toml"})
-    assert text_report == ["failed: rb", "problem: no bot.toml"]
+    assert text_report == ["failed: rb: its check found 1 problem", "problem: no bot.toml"]
+    no_report = verdict_lines({"status": "failed", "bot": "rb", "version": "2", "report": None,
+                               "reason": "the check could not run: no python3"})
+    assert no_report == ["failed: rb 2: the check could not run: no python3"]
 
 
 def test_a_size_reads_in_bytes_kib_or_mib():
