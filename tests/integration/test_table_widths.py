@@ -318,6 +318,7 @@ NOT_TABLES = {
     "run": "plays a tournament; its closing tables are those of `tournament show` and `ratings`, "
            "and the README shows them at 80 columns",
     "serve": "starts the web app",
+    "submit": "uploads a bot and follows its check: lines (tests/integration/test_submit_cli.py)",
     "replay": "replays one game (text, not a table)",
     "schema": "writes files",
     "play": "a game played in the terminal, drawn as text",
@@ -328,7 +329,6 @@ NOT_TABLES = {
     "bot check": "a report of lines, each wrapped",
     "ladder start": "plays a ladder", "ladder resume": "plays a ladder",
     "ladder stop": "one line",
-    "submit": "uploads a bot and follows its check: lines (tests/integration/test_submit_cli.py)",
 }
 
 
