@@ -364,7 +364,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # urllib then raises the 3xx as an HTTPError
 
 
-class _KeepAliveHTTP(http.client.HTTPConnection):
+class _KeepAlive:
     """urllib's connection without its `Connection: close`: a server that answers 413 before
     reading a large upload then drains the rest instead of resetting the connection mid-send
     (which would lose its answer)."""
@@ -375,10 +375,12 @@ class _KeepAliveHTTP(http.client.HTTPConnection):
         super().request(method, url, body, kept, encode_chunked=encode_chunked)
 
 
-class _KeepAliveHTTPS(http.client.HTTPSConnection):
-    """As _KeepAliveHTTP, over TLS."""
+class _KeepAliveHTTP(_KeepAlive, http.client.HTTPConnection):
+    """Plain HTTP, kept alive while the upload is sent."""
 
-    request = _KeepAliveHTTP.request
+
+class _KeepAliveHTTPS(_KeepAlive, http.client.HTTPSConnection):
+    """HTTPS, kept alive while the upload is sent."""
 
 
 class _Handler(urllib.request.HTTPHandler):

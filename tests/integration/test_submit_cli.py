@@ -208,6 +208,11 @@ def test_an_unreachable_server_is_one_line(fake, bot, monkeypatch):
     one_line_error(invoke("submissions"), 1, f"cannot reach {url}")
 
 
+def test_https_to_a_plain_http_server_is_one_line(fake):
+    url = fake.url.replace("http://", "https://")
+    one_line_error(invoke("submissions", "--server", url), 1, f"cannot reach {url}", "SSL")
+
+
 def test_a_server_that_never_answers_times_out_in_one_line(fake, bot, monkeypatch):
     monkeypatch.setattr(submit, "UPLOAD_TIMEOUT_S", 0.5)
     with socket.socket() as silent:  # accepts connections (the backlog) and never answers
