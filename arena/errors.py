@@ -34,6 +34,10 @@ class RegistryError(ConfigError):
     """A bot folder the registry will not snapshot: a link, a device, a FIFO, too large or too many files."""
 
 
+class UploadError(ArenaError):
+    """A submitted bot archive refused before anything was written: one line naming the problem."""
+
+
 class DuplicateRun(ConfigError):
     """`arena run CONFIG` where a tournament of the same config is recorded: --resume or --new."""
 

@@ -470,11 +470,14 @@ class Registry:
         return self._store
 
     # -- adding ---------------------------------------------------------------------------------
-    def add(self, path: str | Path) -> AddResult:
+    def add(self, path: str | Path, author_id: int | None = None,
+            status: str = "active") -> AddResult:
         """Validate a bot's manifest, snapshot its folder and record the version (no-op if known).
 
         The folder is scanned with lstat first: a link, a FIFO, a socket, a device, a file or a
         folder over the limits is refused (RegistryError) before anything is read or written.
+        `author_id`: the server's author who submitted it; `status`: "pending" for a version that
+        no ladder may pick up before its check is clean (arena/server/checks.py).
         """
         mpath = find_manifest(path, follow=False)
         folder = mpath.parent
@@ -512,22 +515,22 @@ class Registry:
             if copied != bytes(text):
                 raise RegistryError(f"bot folder {folder}: {shown(rel_manifest)} changed while "
                                     f"it was read; add it again")
-            return self._record(mpath, manifest, folder, workdir, tmp, digest)
+            return self._record(mpath, manifest, folder, workdir, tmp, digest, author_id, status)
         finally:
             if tmp.exists():
                 remove_tree(tmp)
 
     def _record(self, mpath: Path, manifest: Manifest, folder: Path, workdir: Path, tmp: Path,
-                digest: str) -> AddResult:
+                digest: str, author_id: int | None = None, status: str = "active") -> AddResult:
         """Record the copied snapshot `tmp` (moved to root/<digest>) as a version, or find it known."""
         store = self._open_for_writing()
         same = store.registered_with_content(manifest.name, digest)
         if same:
-            version, status = same
-            if status == "retired":
-                store.reactivate_bot(manifest.name, version)
+            version = same[0]
+            if same[1] == "retired" or (status != "active" and same[1] != "active"):
+                store.reactivate_bot(manifest.name, version, status)
                 return AddResult(manifest.name, version, digest, "reactivated",
-                                 f"{manifest.name}@{version} was retired; it is active again "
+                                 f"{manifest.name}@{version} was {same[1]}; it is {status} again "
                                  f"(same content {digest[:8]})")
             return AddResult(manifest.name, version, digest, "unchanged",
                              f"{manifest.name}@{version} already holds this content "
@@ -564,13 +567,15 @@ class Registry:
             message = (f"added {manifest.name}@{version} ({digest[:8]}); its earlier tournament "
                        f"games under that name and version stay with it")
         values = {
-            "name": manifest.name, "version": version, "content_hash": digest, "status": "active",
+            "name": manifest.name, "version": version, "content_hash": digest, "status": status,
             "command": json.dumps(manifest.command),
             "workdir": str((snapshot / workdir.relative_to(folder)).resolve()),
             "language": manifest.language, "author": manifest.author,
             "description": manifest.description, "games": json.dumps(manifest.games),
             "manifest": mpath.relative_to(folder).as_posix(),
         }
+        if author_id is not None:
+            values["author_id"] = author_id
         store.register_bot(values, claim=row[0] if outcome == "claimed" else None)
         return AddResult(manifest.name, version, digest, outcome, message)
 
@@ -597,13 +602,15 @@ class Registry:
         if version is None:
             active = [v for v in versions if v.status == "active"]
             if not active:
-                raise ConfigError(f"every version of {name!r} is retired "
+                shown_status = "retired" if all(v.status == "retired" for v in versions) else \
+                    "retired, rejected or awaiting its check"
+                raise ConfigError(f"every version of {name!r} is {shown_status} "
                                   f"(name one: {', '.join(v.ref for v in versions)})")
             return active[-1]
         for v in versions:
             if v.version == version:
                 if active_only and v.status != "active":
-                    raise ConfigError(f"{v.ref} is retired")
+                    raise ConfigError(f"{v.ref} is {v.status}")
                 return v
         raise ConfigError(f"{name!r} has no version {version!r} "
                           f"(versions: {', '.join(v.version for v in versions)})")

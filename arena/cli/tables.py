@@ -164,13 +164,8 @@ class FittedTable(Table):
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         kept, widths, needed, folded = self._plan(console, width, settings.wide)
-        caption = self.caption
-        if self.legend is not None:
-            prefix, meanings = self.legend
-            shown = [_cell_text(console, self.columns[i].header).plain for i in kept]
-            named = [f"{h} {meanings[h]}" for h in shown if h in meanings]
-            caption = prefix + ", ".join(named) if named else None
-        inner = Table(title=self.title, caption=caption, title_justify=self.title_justify,
+        inner = Table(title=self.title, caption=self._caption(console, kept),
+                      title_justify=self.title_justify,
                       caption_justify=self.caption_justify, box=self.box,
                       show_header=self.show_header, show_edge=self.show_edge)
         for i, w in zip(kept, widths):
@@ -199,6 +194,15 @@ class FittedTable(Table):
             yield Text(f"left out to fit {width} columns: {names}; {how}")
 
 
+    def _caption(self, console: Console, kept: list[int]):
+        """The caption; a legend names only the columns in `kept`."""
+        if self.legend is None:
+            return self.caption
+        prefix, meanings = self.legend
+        shown = [_cell_text(console, self.columns[i].header).plain for i in kept]
+        named = [f"{h} {meanings[h]}" for h in shown if h in meanings]
+        return prefix + ", ".join(named) if named else None
+
     def _records(self, console: Console) -> RenderResult:
         """The table as one block of `header: value` lines per row (every column, none cut)."""
         if self.title:
@@ -210,6 +214,10 @@ class FittedTable(Table):
                 value = _cell_text(console, col._cells[r])
                 if value.plain:
                     yield Text.assemble(f"{header}: ", value)
+        caption = self._caption(console, list(range(len(self.columns))))
+        if caption:
+            yield Text("")
+            yield _cell_text(console, caption)
 
 
 class PagedMatrix:

@@ -20,11 +20,11 @@ class RegistryRows:
             "select version, status from bots where name = ? and content_hash = ? "
             "and manifest is not null", [name, content_hash]).fetchone()
 
-    def reactivate_bot(self, name: str, version: str) -> None:
-        """Mark the version `name@version` active again."""
+    def reactivate_bot(self, name: str, version: str, status: str = "active") -> None:
+        """Mark the version `name@version` active again (or `status`: pending a check)."""
         with self.transaction():
-            self.db.conn.execute("update bots set status = 'active' where name = ? and version = ?",
-                                 [name, version])
+            self.db.conn.execute("update bots set status = ? where name = ? and version = ?",
+                                 [status, name, version])
 
     def bot_identity(self, name: str, version: str) -> tuple[int, str | None, str | None, str] | None:
         """(id, content_hash, manifest, command as JSON) of the bots row `name@version`, if any."""

@@ -19,7 +19,7 @@ from arena.errors import StoreError
 if TYPE_CHECKING:
     from arena.store.store import Store
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 _UNWRITABLE = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM)
 MIGRATIONS: dict[int, Callable[[Any], None]] = {}  # number -> function(store), 1 upwards
 
@@ -375,6 +375,35 @@ def _migration_9(store: Store) -> None:
         {"game_id": str, "seat": int, "bot": str, "lines": int, "bytes": int,
          "dropped_lines": int, "dropped_bytes": int},
         pk=("game_id", "seat"), foreign_keys=[("game_id", "games", "id")])
+
+
+@migration(10)
+def _migration_10(store: Store) -> None:
+    """The competition server (`arena server`): authors, their API tokens (sha256 hex only, never
+    the token), their submissions with each one's check; a registered version records the author
+    who submitted it (null: added on the organiser's machine with `arena bot add`)."""
+    db = store.db
+    db.create_table("authors",
+        {"id": int, "name": str, "email": str, "role": str, "created_at": str,
+         "disabled_at": str},
+        pk="id", not_null={"name", "role", "created_at"})
+    db["authors"].create_index(["name"], unique=True)
+    db.create_table("author_tokens",
+        {"id": int, "author_id": int, "token_hash": str, "created_at": str, "revoked_at": str,
+         "last_used_at": str},
+        pk="id", not_null={"author_id", "token_hash", "created_at"},
+        foreign_keys=[("author_id", "authors", "id")])
+    db["author_tokens"].create_index(["token_hash"], unique=True)
+    db["author_tokens"].create_index(["author_id"])
+    db.create_table("submissions",
+        {"id": int, "author_id": int, "bot_name": str, "version": str, "content_hash": str,
+         "archive_bytes": int, "unpacked_bytes": int, "status": str, "report": str,
+         "reason": str, "created_at": str, "checked_at": str},
+        pk="id", not_null={"author_id", "status", "created_at"},
+        foreign_keys=[("author_id", "authors", "id")])
+    db["submissions"].create_index(["author_id", "created_at"])
+    db["submissions"].create_index(["status"])
+    store.db.conn.execute("alter table bots add column author_id integer references authors(id)")
 
 
 if sorted(MIGRATIONS) != list(range(1, SCHEMA_VERSION + 1)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from arena.store.authors import AuthorRows
 from arena.store.bots import BotRows
 from arena.store.database import StoreBase
 from arena.store.ladders import LadderRows
@@ -13,5 +14,5 @@ from arena.store.tournaments import TournamentRows
 
 
 class Store(BotRows, RegistryRows, TournamentRows, MatchRows, RatingRows, LadderRows, LeaseRows,
-            StoreBase):
+            AuthorRows, StoreBase):
     """The Arena database. Only the driver process writes to it."""

@@ -134,8 +134,10 @@ def test_swiss_ratings_show_its_tie_breaks(tmp_path):
     standings = {r["bot"]: r for r in rating_reports.stage_standings(TournamentView.load(Store(db), 1), 1)}
     for row in table["rows"]:
         assert row["buchholz"] == standings[row["bot"]]["buchholz"]
-    out = cli("ratings", "--db", str(db))
+    out = cli("ratings", "--db", str(db), "--wide")
     assert out.exit_code == 0 and "BH" in out.output and "BH Buchholz" in out.output
+    folded = cli("ratings", "--db", str(db))  # at 80 columns the tie-breaks fold, and their legend
+    assert "left out to fit" in folded.output and "Buchholz" not in folded.output
 
 
 def test_four_seat_tables_are_rated_by_plackett_luce(tmp_path):

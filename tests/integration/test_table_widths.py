@@ -329,6 +329,9 @@ NOT_TABLES = {
     "bot check": "a report of lines, each wrapped",
     "ladder start": "plays a ladder", "ladder resume": "plays a ladder",
     "ladder stop": "one line",
+    "server": "starts the competition server",
+    "author add": "prints a token", "author rotate": "prints a token", "author revoke": "one line",
+    "author list": "short columns (name, role, counts); this database has no authors",
 }
 
 

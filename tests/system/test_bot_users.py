@@ -107,9 +107,12 @@ def test_a_confined_process_can_fork_but_not_unshare_a_user_namespace():
     assert "fork ok" in run.stdout and "unshare -1 1" in run.stdout  # EPERM
 
 
-def test_run_says_what_bounds_each_bot_on_its_first_line(tmp_path):
+def test_run_says_what_bounds_each_bot_on_its_first_line(tmp_path, monkeypatch):
+    from arena.cli._app import console
+
+    monkeypatch.setattr(console, "_width", 1000)  # one line, however long
     out = runner.invoke(app, ["run", str(write_config(tmp_path)), "--db", str(tmp_path / "a.db"),
-                              "-q"], env={"COLUMNS": "1000"})  # one line, however long
+                              "-q"])
     assert out.exit_code == 0, out.output
     first = out.output.splitlines()[0]
     assert "bots run " in first and "/tmp" in first

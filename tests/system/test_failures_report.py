@@ -17,8 +17,7 @@ from typer.testing import CliRunner
 
 from arena.cli import app
 from arena.cli._app import console
-from arena.cli.ratings import stderr_tail
-from arena.reports import never_started
+from arena.reports import never_started, stderr_tail
 from arena.store import Store
 from arena.store.queries import bot_starts
 from tests.support.paths import BOTS
@@ -98,7 +97,7 @@ def test_failures_show_the_culprits_stderr_tail_in_every_format(tmp_path):
 
     out = runner.invoke(app, ["failures", "--db", str(db), "--format", "csv"])
     table = list(csv.reader(io.StringIO(out.output)))
-    assert table[0] == ["game", "match", "bot", "reason", "detail", "evidence", "stderr_tail"]
+    assert table[0] == ["game", "match", "bot", "reason", "detail", "evidence", "stderr_tail", "hint"]
     cell = table[1 + rows.index(crash)][6]
     # Only a cell that starts with = + - @ is run as a formula; this one starts with "noise 18".
     assert cell.startswith("noise 18") and '=HYPERLINK("http://x")' in cell
