@@ -5,7 +5,10 @@ verdict, --no-wait, every refusal and failure as one line, the token never shown
 from __future__ import annotations
 
 import io
+import json
+import os
 import socket
+import sys
 import tarfile
 
 import pytest
@@ -15,9 +18,17 @@ from arena import submit
 from arena.cli import app
 from arena.cli._app import console, err_console
 from tests.support.botfolders import make_bot
-from tests.support.submit_server import AUTHOR_TOKEN, ORGANISER_TOKEN, FakeServer, serving
+from tests.support.submit_server import (
+    AUTHOR_TOKEN,
+    FAILED_REPORT,
+    ORGANISER_TOKEN,
+    FakeServer,
+    serve_app,
+    serving,
+)
 
 runner = CliRunner()
+SECRETS = [AUTHOR_TOKEN, ORGANISER_TOKEN]
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +59,7 @@ def bot(tmp_path):
 def invoke(*args: str):
     result = runner.invoke(app, list(args))
     assert "Traceback (most recent call last)" not in result.output, result.output
-    assert AUTHOR_TOKEN not in result.output and ORGANISER_TOKEN not in result.output
+    assert not [t for t in SECRETS if t in result.output]  # a token is never printed
     return result
 
 
@@ -155,8 +166,6 @@ def test_each_refusal_of_an_upload_is_one_line_quoting_the_server(fake, bot, sta
 
 
 def test_an_archive_refused_before_it_is_all_sent_gets_the_servers_413(fake, bot):
-    import os
-
     (bot / "weights.bin").write_bytes(os.urandom(24 << 20))  # incompressible: a 24 MiB archive
     fake.archive_limit = 1 << 20
     result = invoke("submit", str(bot))
@@ -259,8 +268,6 @@ def test_an_organiser_sees_every_authors_submissions(fake, monkeypatch):
     monkeypatch.setenv("ARENA_TOKEN", ORGANISER_TOKEN)
     result = invoke("submissions", "--json")
     assert result.exit_code == 0, result.output
-    import json
-
     assert [r["bot"] for r in json.loads(result.stdout)] == ["bobs_bot", "rb"]
     out = invoke("submissions").output
     assert "every author's submissions" in out
@@ -286,3 +293,60 @@ def test_the_submissions_table_fits_the_width(fake, width, monkeypatch):
     for value in ("xeri_heuristic_deluxe", "1.0.0-rc.12", "random_walker_supreme", "2026.12.03",
                   "failed", "clean"):
         assert value in out
+
+
+# -- against the real server (arena.server), its check stubbed -----------------------------------
+
+
+@pytest.fixture
+def real(tmp_path, monkeypatch):
+    """`arena server`'s app over a temp database (a 64 KiB archive limit; checks stubbed: a bot
+    named crasher fails with a report of bot check's shape), served on 127.0.0.1; its tokens."""
+    from arena.server.app import ServerConfig, create_server_app
+    from arena.server.authors import add_author
+    from arena.server.checks import CheckPool
+    from arena.store import Store
+    from arena.uploads import UploadLimits
+
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    tokens = {"ada": add_author(store, "ada"), "bob": add_author(store, "bob")}
+    store.db.conn.close()
+
+    def check(db_path, name, version):
+        if name == "crasher":
+            return False, FAILED_REPORT, "xeri with 2 seats: crash: the bot exited"
+        return True, {"clean": True, "problems": []}, None
+
+    config = ServerConfig(archive_limits=UploadLimits(archive_bytes=64 * 1024))
+    app = create_server_app(db, config, CheckPool(db, 1, check=check))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(submit, "POLL_FIRST_S", 0.05)
+    monkeypatch.setattr(submit, "POLL_MAX_S", 0.2)
+    monkeypatch.setattr(sys.modules[__name__], "SECRETS", [*SECRETS, *tokens.values()])
+    for url in serve_app(app):
+        monkeypatch.setenv("ARENA_SERVER", url)
+        monkeypatch.setenv("ARENA_TOKEN", tokens["ada"])
+        yield url, tokens
+
+
+def test_against_the_real_server_clean_failed_refused_and_listed(real, tmp_path, monkeypatch):
+    url, tokens = real
+    result = invoke("submit", str(make_bot(tmp_path / "rb", "rb", "1")))
+    assert result.exit_code == 0, result.output
+    assert "clean: rb 1 passed its check" in result.output
+    result = invoke("submit", str(make_bot(tmp_path / "crasher", "crasher", "1")))
+    assert result.exit_code == 1, result.output
+    assert "failed: crasher 1: its check found 1 problem" in result.output
+    assert "problem in xeri (2 seats, game 7): crash:" in result.output
+    big = make_bot(tmp_path / "big", "big", "1")
+    (big / "weights.bin").write_bytes(os.urandom(200_000))
+    one_line_error(invoke("submit", str(big)), 2, "413:", "65,536 bytes")
+    listed = invoke("submissions", "--json")
+    assert [(r["bot"], r["status"]) for r in json.loads(listed.stdout)] == [
+        ("crasher", "failed"), ("rb", "clean")]
+    monkeypatch.setenv("ARENA_TOKEN", tokens["bob"])
+    assert "no submissions of bob" in invoke("submissions").output  # ada's are hers
+    one_line_error(invoke("submit", str(big), "--no-wait"), 2, "413:")
+    monkeypatch.setenv("ARENA_TOKEN", tokens["ada"] + "x")
+    one_line_error(invoke("submissions"), 2, "the token was refused (401:")

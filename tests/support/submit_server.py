@@ -170,22 +170,29 @@ def serving(fake: FakeServer) -> Iterator[FakeServer]:
 
 def serve_forever(fake: FakeServer) -> Iterator[FakeServer]:
     """The serving generator: suspended, the server runs; resumed, it stops."""
+    for url in serve_app(fake.app()):
+        fake.url = url
+        yield fake
+
+
+def serve_app(app) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a thread on a free port of 127.0.0.1 while the
+    generator is suspended (its lifespan run): its base URL."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    fake.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server = uvicorn.Server(uvicorn.Config(fake.app(), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the stand-in server did not start")
+            raise RuntimeError("the server did not start")
         time.sleep(0.02)
     try:
-        yield fake
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(30)
