@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.errors import ArenaError, ConfigError
+from arena.errors import ConfigError, FollowTimeout, ServerError
 
 TOKEN_ENV = "ARENA_TOKEN"
 SERVER_ENV = "ARENA_SERVER"
@@ -54,28 +54,6 @@ _TOKEN = re.compile(r"[\x21-\x7e]{1,1024}")  # one header-safe word: no space, n
 BACKUP_PATTERNS = ("*~", "#*#", ".#*", ".*.sw?", ".DS_Store")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 SERVER_TEXT_MAX = 300  # characters of a server's error message shown
-
-
-class ServerError(ArenaError):
-    """The server refused a request, answered nonsense, or could not be reached.
-
-    `status` is the HTTP status (None: no answer). A 4xx other than 429 means the request itself
-    must change (the token, the archive, the address): bad input; the rest may pass later.
-    """
-
-    def __init__(self, message: str, status: int | None = None, transient: bool = False):
-        super().__init__(message)
-        self.status = status
-        self.transient = transient  # no answer, or a 5xx: asking again later may succeed
-
-    @property
-    def bad_input(self) -> bool:
-        """True when the request must change before it can succeed (a 4xx other than 429)."""
-        return self.status is not None and 400 <= self.status < 500 and self.status != 429
-
-
-class FollowTimeout(ServerError):
-    """The check did not end within the time the client waits for it."""
 
 
 # -- where the token and the server come from -----------------------------------------------------

@@ -16,7 +16,7 @@ import typer
 
 from arena.cli._app import app, console, err_console, new_table, printable
 from arena.cli.tables import TEXT, WIDE_OPTION
-from arena.errors import ArenaError, ConfigError
+from arena.errors import ArenaError, ConfigError, ServerError
 
 SERVER_OPTION = typer.Option("--server", help="The competition server's URL (default: "
                              "$ARENA_SERVER, else ~/.config/arena/server).")
@@ -34,8 +34,6 @@ def _warn(text: str) -> None:
 
 def _fail(exc: ArenaError) -> None:
     """One line on stderr; exit 2 for bad input (ours, or a request the server refuses), else 1."""
-    from arena.submit import ServerError
-
     err_console.print(f"[red]error:[/red] {printable(exc)}", highlight=False, soft_wrap=True)
     bad = isinstance(exc, ConfigError) or (isinstance(exc, ServerError) and exc.bad_input)
     raise typer.Exit(2 if bad else 1)
