@@ -142,3 +142,26 @@ class MatchErrorLimit(ArenaError):
 
 class Cancelled(ArenaError):
     """The tournament was cancelled (`arena tournament cancel`) while this driver ran it."""
+
+
+class ServerError(ArenaError):
+    """What a competition server did to a client's request (`arena submit`): refused it,
+    answered nonsense, or gave no answer.
+
+    `status` is the HTTP status (None: no answer). A 4xx other than 429 means the request itself
+    must change (the token, the archive, the address): bad input; the rest may pass later.
+    """
+
+    def __init__(self, message: str, status: int | None = None, transient: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.transient = transient  # no answer, or a 5xx: asking again later may succeed
+
+    @property
+    def bad_input(self) -> bool:
+        """True when the request must change before it can succeed (a 4xx other than 429)."""
+        return self.status is not None and 400 <= self.status < 500 and self.status != 429
+
+
+class FollowTimeout(ServerError):
+    """The check did not end within the time the client waits for it."""

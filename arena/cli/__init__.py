@@ -6,7 +6,19 @@ mapping they share.
 
 from __future__ import annotations
 
-from arena.cli import author, bot, games, ladder, play, ratings, run, serve, server, tournament  # noqa: F401  (they register commands)
+from arena.cli import (  # noqa: F401  (they register commands)
+    author,
+    bot,
+    games,
+    ladder,
+    play,
+    ratings,
+    run,
+    serve,
+    server,
+    submit,
+    tournament,
+)
 from arena.cli._app import app
 
 

@@ -27,6 +27,7 @@ from arena.cli._app import console, err_console
 from arena.store import Store
 from tests.support.botfolders import make_bot
 from tests.support.config import python_bot, python_bots, write_tournament
+from tests.support.submit_server import AUTHOR_TOKEN, shared_server
 from tests.support.tournaments import play_config
 
 WIDTHS = (80, 120, 200)
@@ -261,6 +262,13 @@ def games_values(db):
     return out
 
 
+def submissions_values(db):
+    rows = shared_server().submissions.values()  # `arena submissions` reads a server, not `db`
+    return {"id": [str(r["id"]) for r in rows], "bot": [r["bot"] for r in rows],
+            "version": [r["version"] for r in rows], "status": [r["status"] for r in rows],
+            "submitted": [r["created_at"][:16].replace("T", " ") for r in rows]}
+
+
 def conformance_values(db):
     from arena.conformance import case_id, cases
 
@@ -289,6 +297,7 @@ COMMANDS: dict[str, tuple[list[str], object]] = {
     "ladder status": (["ladder", "status"], ladder_values),
     "games": (["games"], games_values),
     "conformance": (["conformance", "xeri", "--games", "1", "--seats", "2"], conformance_values),
+    "submissions": (["submissions"], submissions_values),
 }
 # Columns that never fold, by command: the table is pointless without them.
 ESSENTIAL = {
@@ -302,12 +311,14 @@ ESSENTIAL = {
     "bot list": ("bot", "version"),
     "failures": ("game", "bot"),
     "games": ("option", "default"),
+    "submissions": ("id", "bot", "version", "status"),
 }
 # Commands that print no table, and why.
 NOT_TABLES = {
     "run": "plays a tournament; its closing tables are those of `tournament show` and `ratings`, "
            "and the README shows them at 80 columns",
     "serve": "starts the web app",
+    "submit": "uploads a bot and follows its check: lines (tests/integration/test_submit_cli.py)",
     "replay": "replays one game (text, not a table)",
     "schema": "writes files",
     "play": "a game played in the terminal, drawn as text",
@@ -353,7 +364,10 @@ def expected_values(name: str, db: Path) -> dict[str, list[str]]:
 def run_at(db: Path, width: int, args: list[str], monkeypatch) -> str:
     monkeypatch.setattr(console, "_width", width)
     monkeypatch.setattr(err_console, "_width", width)
-    takes_db = args[0] not in ("games", "conformance")
+    takes_db = args[0] not in ("games", "conformance", "submissions")
+    if args[0] == "submissions":  # a stand-in competition server, in this process
+        monkeypatch.setenv("ARENA_SERVER", shared_server().url)
+        monkeypatch.setenv("ARENA_TOKEN", AUTHOR_TOKEN)
     result = CliRunner().invoke(app, [*args, *(["--db", str(db)] if takes_db else [])])
     assert result.exit_code in (0, 3), result.output  # sprt: 3 while undecided
     return result.stdout
