@@ -162,7 +162,9 @@ def _page(fn: Callable, template: str, api_path: Callable[[Request], str], args:
     def call(request: Request) -> dict:
         params = [request.path_params[a] for a in args]
         with reading(request) as store:
-            return fn(store, *params, *([request.query_params] if query else []))
+            page = fn(store, *params, *([request.query_params] if query else []))
+            visible = log_gate(request, store)
+            return page if visible is None else data.hide_logs(page, visible)
 
     def html(request: Request) -> Response:
         context = call(request)
@@ -174,6 +176,13 @@ def _page(fn: Callable, template: str, api_path: Callable[[Request], str], args:
         return ORJSONResponse(call(request))
 
     return html, api
+
+
+def log_gate(request: Request, store: Store) -> Callable[[str], bool] | None:
+    """Which bots' logs (stderr) this request may see, by bot name; None: every bot's (the app's
+    `can_see_logs` is None, as in `arena serve`)."""
+    can_see_logs = request.app.state.can_see_logs
+    return None if can_see_logs is None else can_see_logs(request, store)
 
 
 def _charts(context: dict) -> dict:
@@ -217,6 +226,11 @@ def game_page(request: Request) -> Response:
     # The final position and every move with the bots' log lines, drawn on the server: the page
     # reads without JavaScript, which then steps through it.
     moves = _replay_call(request, "move_list")[1]
+    if request.app.state.can_see_logs is not None:
+        with reading(request) as store:
+            visible = log_gate(request, store)
+            if visible is not None:
+                moves = data.hide_move_logs(moves, visible)
     try:
         request.app.state.templates.get_template("replay.html")
     except jinja2.TemplateNotFound:
@@ -271,8 +285,12 @@ async def server_error(request: Request, exc: Exception) -> Response:
                         headers=headers)
 
 
-def create_app(db_path: str | Path) -> Starlette:
-    """The web app over the database at `db_path`; StoreError at once if it cannot be read."""
+def create_app(db_path: str | Path,
+               can_see_logs: Callable[[Request, Store], Callable[[str], bool]] | None = None,
+               ) -> Starlette:
+    """The web app over the database at `db_path`; StoreError at once if it cannot be read.
+    `can_see_logs(request, store)` gives which bots' logs a request may see (by bot name);
+    None (`arena serve`) shows every bot's."""
     store = Store.open_readonly(db_path)  # missing, foreign, old or incomplete: refuse at once
     try:
         check_schema(store)
@@ -311,4 +329,5 @@ def create_app(db_path: str | Path) -> Starlette:
                                         BadRequest: domain_error, Exception: server_error})
     app.state.db_path = Path(db_path)
     app.state.templates = _templates()
+    app.state.can_see_logs = can_see_logs
     return app
