@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from arena.server.app import create_server_app
+from arena.server.app import ServerConfig, create_server_app
 from arena.server.authors import add_author, revoke_author
 from arena.store import Store
+from arena.uploads import UploadLimits
 from arena.web import create_app
 from tests.support.game_logs import record_logged_game
 from tests.support.server import auth, bot_archive
@@ -40,8 +41,8 @@ def server(tmp_path):
     store.db.conn.close()
     clients = []
 
-    def client(**kw) -> TestClient:
-        c = TestClient(create_server_app(db), raise_server_exceptions=False,
+    def client(config: ServerConfig | None = None, **kw) -> TestClient:
+        c = TestClient(create_server_app(db, config), raise_server_exceptions=False,
                        follow_redirects=False, **kw)
         clients.append(c)
         return c
@@ -60,8 +61,8 @@ def sign_in(client: TestClient, token: str):
     return client.post("/signin", data={"token": token, "csrf": csrf_of(form.text)})
 
 
-def signed_in(client_factory, token: str, **kw) -> TestClient:
-    client = client_factory(**kw)
+def signed_in(client_factory, token: str, config: ServerConfig | None = None, **kw) -> TestClient:
+    client = client_factory(config, **kw)
     assert sign_in(client, token).status_code == 303
     return client
 
@@ -122,6 +123,18 @@ def test_signing_out_ends_the_session(server):
     r = c.post("/signout", data={"csrf": csrf_of(c.get("/me").text)})
     assert r.status_code == 303
     assert c.get("/me").status_code == 303
+
+
+def test_under_a_root_path_the_cookie_and_the_redirects_carry_it(server):
+    db, tokens, client = server
+    c = client(root_path="/arena")
+    form = c.get("/arena/signin")
+    assert 'action="/arena/signin"' in form.text
+    r = c.post("/arena/signin", data={"token": tokens["alice"], "csrf": csrf_of(form.text)})
+    assert r.headers["location"] == "/arena/me"
+    cookie = [h for h in r.headers.get_list("set-cookie") if h.startswith("arena_session=")][0]
+    assert "path=/arena" in [f.strip().lower() for f in cookie.split(";")]
+    assert 'action="/arena/me/upload"' in c.get("/arena/me").text
 
 
 # -- CSRF ------------------------------------------------------------------------------------------
@@ -194,6 +207,16 @@ def test_a_bad_upload_shows_its_one_line_error_and_stores_nothing(server):
     assert counts(db) == before
 
 
+def test_an_archive_over_the_limit_is_refused_with_413_and_stores_nothing(server, tmp_path):
+    db, tokens, client = server
+    c = signed_in(client, tokens["alice"], config=ServerConfig(archive_limits=UploadLimits(archive_bytes=1000)))
+    before = counts(db)
+    r = c.post("/me/upload", data={"csrf": csrf_of(c.get("/me").text)},
+               files={"archive": ("big.tar.gz", b"x" * 200_000)})
+    assert r.status_code == 413 and "over the limit of 1,000 bytes" in r.text
+    assert counts(db) == before
+
+
 def test_the_check_report_and_every_author_string_is_escaped_on_me(server):
     db, tokens, client = server
     store = Store(db)
@@ -225,6 +248,7 @@ def test_an_authored_bots_logs_are_seen_only_by_its_author_and_organisers(server
         assert game.status_code == 200
         assert A_LINE in game.text  # the organiser's bot a: everybody, as today
         assert (B_LINE in game.text) is sees, who
+        assert ("hidden: only a bot's author sees its logs" in game.text) is not sees, who
         bot = c.get("/bots/b")
         assert bot.status_code == 200 and "the bot exited" in bot.text  # the failure still shows
         assert ("only the bot&#39;s author sees its logs" in bot.text) is not sees, who
