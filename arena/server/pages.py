@@ -24,7 +24,7 @@ from starlette.responses import RedirectResponse, Response
 from arena.errors import ArenaError
 from arena.server.authors import Author, authenticate, hash_token
 from arena.server.sessions import SESSION_COOKIE, SIGNIN_COOKIE, Session, SessionStore, same
-from arena.server.submissions import accept_submission, open_store, upload_limits
+from arena.server.submissions import TooLarge, accept_submission, open_store, upload_limits
 from arena.store import Store
 from arena.store.database import stored_json
 from arena.web import data
@@ -221,15 +221,15 @@ async def signin(request: Request) -> Response:
 
 
 async def _session_form(request: Request, limit: int) -> tuple[Session, str, bytes]:
-    """The signed-in session of a form POST and its body; Refused without a session, from
-    another site, or too large."""
+    """The signed-in session of a form POST and its body; Refused without a session or from
+    another site, TooLarge over `limit` bytes."""
     held = request.scope.get("arena.session")
     if held is None:
         raise Refused("not signed in (or the session has ended): sign in again")
     check_origin(request)
     body = await read_limited(request, limit)
     if body is None:
-        raise Refused(f"the form is over the limit of {limit:,} bytes")
+        raise TooLarge(f"the form is over the limit of {limit:,} bytes")
     return held[1], held[0], body
 
 
@@ -241,6 +241,8 @@ async def signout(request: Request) -> Response:
             raise Refused("the form's CSRF token is missing or wrong: reload the page")
     except Refused as exc:
         return _refused(request, str(exc))
+    except TooLarge as exc:
+        return render(request, "error.html", {"status": 413, "message": str(exc)}, status=413)
     request.app.state.sessions.close(session_id)
     response = see_other(request, "/")
     _forget(response, request, SESSION_COOKIE)
@@ -313,13 +315,12 @@ async def upload(request: Request) -> Response:
     try:
         session, _, body = await _session_form(request, archive_limits.archive_bytes + FORM_OVERHEAD)
     except Refused as exc:
-        too_large = request.scope.get("arena.session") is not None and "over the limit" in str(exc)
-        if too_large:
-            viewer, session = viewer_of(request), request.scope["arena.session"][1]
-            return await run_in_threadpool(
-                _me_page, request, viewer, session,
-                f"the archive is over the limit of {archive_limits.archive_bytes:,} bytes", 413)
         return _refused(request, str(exc))
+    except TooLarge:
+        viewer, session = viewer_of(request), request.scope["arena.session"][1]
+        return await run_in_threadpool(
+            _me_page, request, viewer, session,
+            f"the archive is over the limit of {archive_limits.archive_bytes:,} bytes", 413)
     fields, files = multipart_form(request.headers.get("content-type", ""), body)
     if not same(fields.get("csrf"), session.csrf):
         return _refused(request, "the form's CSRF token is missing or wrong: reload the page")
