@@ -22,8 +22,10 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 
 from arena.errors import ArenaError, NotFound, StoreError
+from arena.server import pages
 from arena.server.authors import Author, add_author, authenticate
 from arena.server.checks import CheckPool
+from arena.server.sessions import SessionStore
 from arena.server.submissions import (
     AuthorLimits,
     Forbidden,
@@ -214,7 +216,8 @@ def create_server_app(db_path: str | Path, config: ServerConfig | None = None,
     web app of `arena serve` for every other path. `pool` is started and stopped with the app."""
     db_path = Path(db_path)
     Store(db_path).db.conn.close()  # create or migrate: the read-only app refuses an old schema
-    web = create_app(db_path)
+    web = create_app(db_path, can_see_logs=pages.can_see_logs)
+    sessions = SessionStore()
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
@@ -233,10 +236,18 @@ def create_server_app(db_path: str | Path, config: ServerConfig | None = None,
         Route("/api/submissions", submissions, methods=["GET", "POST"]),
         Route("/api/submissions/{sid:int}", submission, methods=["GET"]),
         Route("/api/authors", register, methods=["POST"]),
+        Route("/signin", pages.signin, methods=["GET", "POST"]),
+        Route("/signout", pages.signout, methods=["POST"]),
+        Route("/me", pages.me, methods=["GET"]),
+        Route("/me/upload", pages.upload, methods=["POST"]),
         Mount("", app=web),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    middleware=[Middleware(SecurityHeaders),
+                                Middleware(pages.Viewers, sessions=sessions, db_path=db_path)])
     app.state.db_path = db_path
     app.state.config = config or ServerConfig()
     app.state.pool = pool
+    app.state.sessions = sessions
+    app.state.templates = web.state.templates  # the author's pages share the web app's look
     return app

@@ -164,7 +164,9 @@ def _page(fn: Callable, template: str, api_path: Callable[[Request], str], args:
     def call(request: Request) -> dict:
         params = [request.path_params[a] for a in args]
         with reading(request) as store:
-            return fn(store, *params, *([request.query_params] if query else []))
+            page = fn(store, *params, *([request.query_params] if query else []))
+            visible = log_gate(request, store)
+            return page if visible is None else data.hide_logs(page, visible)
 
     def html(request: Request) -> Response:
         context = call(request)
@@ -176,6 +178,13 @@ def _page(fn: Callable, template: str, api_path: Callable[[Request], str], args:
         return ORJSONResponse(call(request))
 
     return html, api
+
+
+def log_gate(request: Request, store: Store) -> Callable[[str], bool] | None:
+    """Which bots' logs (stderr) this request may see, by bot name; None: every bot's (the app's
+    `can_see_logs` is None, as in `arena serve`)."""
+    can_see_logs = request.app.state.can_see_logs
+    return None if can_see_logs is None else can_see_logs(request, store)
 
 
 def _charts(context: dict) -> dict:
@@ -280,6 +289,15 @@ async def game_page(request: Request) -> Response:
     # Cached as data, rendered per request: the page around it may differ per visitor.
     (game_id, meta, moves), _ = await _computed(
         request, "page", compute, lambda v: len(orjson.dumps(v, default=str)))
+    if request.app.state.can_see_logs is not None:
+
+        def gate():
+            with reading(request) as store:
+                return log_gate(request, store)
+
+        visible = await run_in_threadpool(gate)
+        if visible is not None:
+            moves = data.hide_move_logs(moves, visible)  # a copy: the cached list stays whole
     try:
         request.app.state.templates.get_template("replay.html")
     except jinja2.TemplateNotFound:
@@ -335,8 +353,12 @@ async def server_error(request: Request, exc: Exception) -> Response:
                         headers=headers)
 
 
-def create_app(db_path: str | Path) -> Starlette:
-    """The web app over the database at `db_path`; StoreError at once if it cannot be read."""
+def create_app(db_path: str | Path,
+               can_see_logs: Callable[[Request, Store], Callable[[str], bool]] | None = None,
+               ) -> Starlette:
+    """The web app over the database at `db_path`; StoreError at once if it cannot be read.
+    `can_see_logs(request, store)` gives which bots' logs a request may see (by bot name);
+    None (`arena serve`) shows every bot's."""
     store = Store.open_readonly(db_path)  # missing, foreign, old or incomplete: refuse at once
     try:
         check_schema(store)
@@ -376,4 +398,5 @@ def create_app(db_path: str | Path) -> Starlette:
     app.state.db_path = Path(db_path)
     app.state.templates = _templates()
     app.state.replay_cache = ReplayCache(budget_from_env())
+    app.state.can_see_logs = can_see_logs
     return app

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from urllib.parse import quote
 
 from arena.errors import ArenaError, BadRequest, ConfigError, NotFound, StoreError
@@ -339,3 +340,34 @@ def bot(store: Store, name: str, params) -> dict:
     versions = [_version(store, r) for r in reversed(rows)]
     return {"name": name, "version": version, "versions": versions,
             "all_versions": [r["version"] for r in reversed(bot_versions(store, name))]}
+
+
+HIDDEN_LOG = "(hidden: only the bot's author sees its logs)"
+
+
+def hide_logs(page: dict, visible: Callable[[str], bool]) -> dict:
+    """The page with the stderr of every bot `visible` refuses taken out (a copy: `page` may be
+    shared): failures' stderr tails on bot and tournament pages. `arena serve` never calls it."""
+    def failures(rows: list[dict], bot: str | None = None) -> list[dict]:
+        return [r if visible(bot or r.get("bot") or "")
+                else {**r, "stderr_tail": HIDDEN_LOG, "hidden": True} for r in rows]
+    out = dict(page)
+    if isinstance(page.get("versions"), list):  # a bot page
+        out["versions"] = [{**v, "failures": failures(v.get("failures", []), v["name"])}
+                           for v in page["versions"]]
+    if isinstance(page.get("failures"), list):  # a tournament page
+        out["failures"] = failures(page["failures"])
+    return out
+
+
+def hide_move_logs(moves: dict, visible: Callable[[str], bool]) -> dict:
+    """A game's move list (arena.web.replay.move_list) without the log lines of the bots
+    `visible` refuses (a copy: the move list may be cached)."""
+    keep = lambda lines: [x for x in lines if visible(x.get("bot") or "")]  # noqa: E731
+    out = {**moves, "moves": [{**m, "logs": keep(m["logs"])} for m in moves["moves"]],
+           "after": keep(moves["after"])}
+    hidden = sum(1 for m in moves["moves"] for x in m["logs"]
+                 if not x.get("dropped") and not visible(x.get("bot") or ""))
+    hidden += sum(1 for x in moves["after"] if not x.get("dropped") and not visible(x.get("bot") or ""))
+    out["lines"], out["hidden_logs"] = moves["lines"] - hidden, hidden
+    return out

@@ -1,0 +1,63 @@
+"""The author's pages of `arena server` in a real browser (headless Chromium, as
+tests/system/test_web_browser.py runs it): sign in with the token, a session cookie scripts cannot
+read, the upload form with a file, the game page's logs of one's own bot, signing out.
+Skipped without selenium, chromium or chromedriver."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.server.app import create_server_app
+from arena.server.authors import add_author
+from arena.store import Store
+from tests.support.game_logs import record_logged_game
+from tests.support.server import bot_archive
+from tests.system.test_web_browser import _serve, driver, js_errors, no_alert, wait  # noqa: F401
+
+By = pytest.importorskip("selenium.webdriver.common.by").By  # skipped above when it is missing
+
+
+@pytest.fixture(scope="module")
+def pages_server(tmp_path_factory):
+    """(base URL, alice's token, a bot archive on disk) of a server over game g, whose bot b is
+    alice's."""
+    tmp = tmp_path_factory.mktemp("serverpages")
+    db = tmp / "arena.db"
+    record_logged_game(db)
+    store = Store(db)
+    token = add_author(store, "alice")
+    with store.transaction():
+        store.db.conn.execute("update bots set author_id = ?, manifest = '{}' where name = 'b'",
+                              [store.author_named("alice")["id"]])
+    store.db.conn.close()
+    archive = tmp / "webbot.tar.gz"
+    archive.write_bytes(bot_archive(tmp, "webbot", "1"))
+    for url in _serve(create_server_app(db)):
+        yield url, token, archive
+
+
+def test_an_author_signs_in_uploads_sees_own_logs_and_signs_out(driver, pages_server):
+    base, token, archive = pages_server
+    driver.delete_all_cookies()
+    driver.get(base + "/games/g")
+    assert "b after dropping" not in driver.page_source  # not signed in: b's logs are alice's
+    driver.get(base + "/me")
+    wait(driver, lambda d: d.find_elements(By.NAME, "token"), "/me did not lead to the sign-in form")
+    driver.find_element(By.NAME, "token").send_keys(token)
+    driver.find_element(By.CSS_SELECTOR, "form.signin button").click()
+    wait(driver, lambda d: d.find_elements(By.ID, "upload"), "signing in did not lead to /me")
+    assert "arena_session" not in driver.execute_script("return document.cookie")  # HttpOnly
+    driver.find_element(By.NAME, "archive").send_keys(str(archive))
+    driver.find_element(By.CSS_SELECTOR, "#upload form button").click()
+    ok = wait(driver, lambda d: d.find_elements(By.ID, "upload-ok"), "the upload was not received")
+    assert "received" in ok[0].text
+    assert "webbot" in driver.find_element(By.ID, "submissions").text
+    driver.get(base + "/games/g")
+    assert "b after dropping" in driver.page_source  # alice sees her bot's per-move logs
+    driver.get(base + "/me")
+    driver.find_element(By.CSS_SELECTOR, "form.signout button").click()
+    wait(driver, lambda d: d.find_elements(By.ID, "signin-link"), "signing out did not end")
+    driver.get(base + "/me")
+    wait(driver, lambda d: d.find_elements(By.NAME, "token"), "signed out, /me still showed")
+    no_alert(driver)
+    assert not js_errors(driver)
