@@ -291,13 +291,14 @@ async def game_page(request: Request) -> Response:
         request, "page", compute, lambda v: len(orjson.dumps(v, default=str)))
     if request.app.state.can_see_logs is not None:
 
-        def gate():
+        def gated(moves: dict) -> dict:
+            # the viewer's predicate reads the store as it goes: filter while it is open
             with reading(request) as store:
-                return log_gate(request, store)
+                visible = log_gate(request, store)
+                # a copy: the cached list stays whole
+                return moves if visible is None else data.hide_move_logs(moves, visible)
 
-        visible = await run_in_threadpool(gate)
-        if visible is not None:
-            moves = data.hide_move_logs(moves, visible)  # a copy: the cached list stays whole
+        moves = await run_in_threadpool(gated, moves)
     try:
         request.app.state.templates.get_template("replay.html")
     except jinja2.TemplateNotFound:
