@@ -226,7 +226,11 @@ print(sum(os.times()[:2]), time.monotonic() - start)
     throttled = cg.stats()["cpu_throttled"]
     print(f"\ncpu quota 0.5: {used:.2f} s CPU in {wall:.2f} s of wall time, throttled {throttled} "
           "periods")
-    assert throttled > 0
+    quota_file = cg._file("cpu", "cpu.cfs_quota_us" if cg.version == "v1" else "cpu.max")
+    assert open(quota_file).read().split()[0] == str(cgroups.CFS_PERIOD_US // 2)
+    # On a busy machine the bot may get less than its half core and never meet the quota: then
+    # nothing is throttled, and it ran at most at the quota's rate anyway.
+    assert throttled > 0 or used / wall <= 0.55
     assert used / wall < 0.8
 
 
