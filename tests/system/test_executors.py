@@ -24,12 +24,13 @@ from arena.executors import (
     choose_executor,
     make_executor,
 )
-from arena.match import GamePlan, MatchFailure, MatchResult, MatchSpec
+from arena.match import GamePlan, MatchFailure, MatchResult, MatchSpec, TimeControl
 from arena.players.base import BotSpec, random_bot
 from tests.support.bots import FAST, FirstLegal, SeededRandom
 from tests.support.paths import BOTS
 
 MULTICORE = len(executors.allowed_cpus()) > 1
+PATIENT = TimeControl(startup_ms=60_000, move_ms=30_000)
 
 # A subprocess bot that logs the CPUs it may run on, then plays the first legal action.
 AFFINITY_CODE = (
@@ -40,7 +41,7 @@ AFFINITY_CODE = (
 )
 
 
-def spec(bots, match_id="m", deals=1, game="xeri") -> MatchSpec:
+def spec(bots, match_id="m", deals=1, game="xeri", clock: TimeControl = FAST) -> MatchSpec:
     """A match of `bots` over duplicate deals: each deal once per seat rotation."""
     n = len(bots)
     rotations = [(d, r, tuple((s + r) % n for s in range(n))) for d in range(deals) for r in range(n)]
@@ -48,16 +49,16 @@ def spec(bots, match_id="m", deals=1, game="xeri") -> MatchSpec:
         GamePlan(f"{match_id}-d{d}-s{r}", i, d, r, derive_seed("exec", match_id, d), seating)
         for i, (d, r, seating) in enumerate(rotations)
     )
-    return MatchSpec(match_id, game, {"rounds": 1}, tuple(bots), plans, FAST, 3)
+    return MatchSpec(match_id, game, {"rounds": 1}, tuple(bots), plans, clock, 3)
 
 
-def mixed_specs(n: int = 4) -> list[MatchSpec]:
+def mixed_specs(n: int = 4, clock: TimeControl = FAST) -> list[MatchSpec]:
     """Matches between subprocess and in-process bots."""
     out = []
     for i in range(n):
         bots = [random_bot("r", i + 1), BotSpec("s", factory=partial(SeededRandom, i)),
                 BotSpec("f", factory=FirstLegal)]
-        out.append(spec([bots[i % 3], bots[(i + 1) % 3]], f"m{i}", deals=2))
+        out.append(spec([bots[i % 3], bots[(i + 1) % 3]], f"m{i}", deals=2, clock=clock))
     return out
 
 
@@ -120,13 +121,17 @@ def ray_ex(ray_instance):
 
 
 def test_serial_and_ray_give_identical_results(ray_ex):
-    specs = mixed_specs()
+    # A slow clock: the claim is about where a match runs, and a move that a loaded CI machine
+    # delayed past FAST's 3 s would end one run's game as a timeout and not the other's.
+    specs = mixed_specs(clock=PATIENT)
     with SerialExecutor() as serial:
         a = {o.match_id: o for o in serial.run(specs)}
     b = {o.match_id: o for o in ray_ex.run(specs)}
     assert set(a) == set(b) == {s.match_id for s in specs}
     assert all(isinstance(o, MatchResult) for o in [*a.values(), *b.values()])
-    assert all(fingerprint(a[k]) == fingerprint(b[k]) for k in a)
+    endings = {k: [(g.game_id, g.termination, g.culprit) for g in a[k].games] for k in a}
+    assert endings == {k: [(g.game_id, g.termination, g.culprit) for g in b[k].games] for k in a}
+    assert {k: fingerprint(a[k]) for k in a} == {k: fingerprint(b[k]) for k in a}
     assert all(g.moves for o in a.values() for g in o.games)
     host = executors.socket.gethostname()
     assert {o.worker for o in a.values()} == {f"{host}:{os.getpid()}"}
