@@ -164,7 +164,10 @@ class FittedTable(Table):
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         kept, widths, needed, folded = self._plan(console, width, settings.wide)
-        inner = Table(title=self.title, caption=self._caption(console, kept),
+        # A legend goes below the table at the console's width: as a caption it would wrap at the
+        # table's, which for a narrow table splits the list every few words.
+        legend = self._caption(console, kept) if self.legend is not None else None
+        inner = Table(title=self.title, caption=None if legend else self._caption(console, kept),
                       title_justify=self.title_justify,
                       caption_justify=self.caption_justify, box=self.box,
                       show_header=self.show_header, show_edge=self.show_edge)
@@ -186,6 +189,8 @@ class FittedTable(Table):
             yield from self._records(console)
             return
         yield inner
+        if legend:
+            yield _cell_text(console, legend)
         if folded:
             names = ", ".join(_cell_text(console, self.columns[i].header).plain for i in folded)
             # Options are written without spaces so that a wrapped line never splits one.

@@ -133,3 +133,16 @@ def test_a_legend_names_only_the_columns_that_show():
     assert "tie-breaks: BH Buchholz" in narrow and "Sonneborn" not in narrow
     none = " ".join(render(table, 48).split())
     assert "left out to fit 48 columns: BH, SB" in none and "tie-breaks" not in none
+
+
+def test_a_legend_under_a_narrow_table_uses_the_whole_width():
+    table = FittedTable(title="swiss")
+    for header in ("#", "bot", "pts", "DE", "SB"):
+        table.add_column(header, justify="right", priority=0)
+    table.add_row("1", "rb", "2", "1", "3.5")
+    table.legend = ("tie-breaks in order: ", {"DE": "direct encounter", "SB": "Sonneborn-Berger"})
+    lines = render(table, 80).splitlines()
+    table_width = max(len(line) for line in lines if line.startswith(("┃", "│", "┏")))
+    legend = [line for line in lines if "tie-breaks" in line]
+    assert legend == ["tie-breaks in order: DE direct encounter, SB Sonneborn-Berger"]
+    assert len(legend[0]) > table_width  # a caption would have wrapped at the table's width
