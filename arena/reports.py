@@ -385,7 +385,10 @@ def _rate(progress: TournamentProgress) -> tuple[float | None, str | None]:
 
 
 def safe_cell(value: object) -> object:
-    """A CSV cell a spreadsheet shows as text: formulas and their lookalikes get a leading quote."""
+    """A CSV cell a spreadsheet shows as text: formulas and their lookalikes get a leading quote;
+    booleans are written as JSON writes them (`true`/`false`, not Python's `True`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
         return "'" + value
     return value

@@ -248,6 +248,7 @@ def test_csv_has_one_row_per_seat_and_neutralises_formulas(rr):
 
 def test_csv_cells_keep_numbers_and_quote_only_text():
     assert reports.safe_cell(-3.5) == -3.5
+    assert [reports.safe_cell(b) for b in (True, False)] == ["true", "false"]  # as JSON has them
     assert [reports.safe_cell(s) for s in ("=1+1", "+x", "-x", "@x", "\tx", "ok")] == \
         ["'=1+1", "'+x", "'-x", "'@x", "'\tx", "ok"]
 
