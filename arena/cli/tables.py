@@ -190,7 +190,7 @@ class FittedTable(Table):
             return
         yield inner
         if legend:
-            yield _cell_text(console, legend)
+            yield from self._legend_lines(console, kept, width)
         if folded:
             names = ", ".join(_cell_text(console, self.columns[i].header).plain for i in folded)
             # Options are written without spaces so that a wrapped line never splits one.
@@ -207,6 +207,22 @@ class FittedTable(Table):
         shown = [_cell_text(console, self.columns[i].header).plain for i in kept]
         named = [f"{h} {meanings[h]}" for h in shown if h in meanings]
         return prefix + ", ".join(named) if named else None
+
+    def _legend_lines(self, console: Console, kept: list[int], width: int) -> list[Text]:
+        """The legend in lines of at most `width`, broken between entries, never inside one."""
+        prefix, meanings = self.legend
+        shown = [_cell_text(console, self.columns[i].header).plain for i in kept]
+        entries = [f"{h} {meanings[h]}" for h in shown if h in meanings]
+        lines, line = [], prefix.rstrip()
+        for n, entry in enumerate(entries):
+            piece = entry + ("," if n < len(entries) - 1 else "")
+            if line and cell_len(line) + 1 + cell_len(piece) > width and line != prefix.rstrip():
+                lines.append(line)
+                line = "  " + piece
+            else:
+                line = f"{line} {piece}" if line else piece
+        lines.append(line)
+        return [_cell_text(console, ln) for ln in lines]
 
     def _records(self, console: Console) -> RenderResult:
         """The table as one block of `header: value` lines per row (every column, none cut)."""

@@ -146,3 +146,21 @@ def test_a_legend_under_a_narrow_table_uses_the_whole_width():
     legend = [line for line in lines if "tie-breaks" in line]
     assert legend == ["tie-breaks in order: DE direct encounter, SB Sonneborn-Berger"]
     assert len(legend[0]) > table_width  # a caption would have wrapped at the table's width
+
+
+def test_a_long_legend_breaks_between_entries():
+    table = FittedTable(title="swiss")
+    for header in ("#", "bot", "pts", "BH-1", "BH", "SB", "DE"):
+        table.add_column(header, justify="right", priority=0)
+    table.add_row("1", "rb", "2", "1", "1", "3.5", "0")
+    meanings = {"BH-1": "Buchholz cut-1", "BH": "Buchholz", "SB": "Sonneborn-Berger",
+                "DE": "direct encounter"}
+    table.legend = ("tie-breaks in order: ", meanings)
+    printed = render(table, 80).splitlines()
+    bottom = max(i for i, ln in enumerate(printed) if ln.startswith("└"))
+    lines = [ln for ln in printed[bottom + 1:] if ln]
+    assert all(len(ln) <= 80 for ln in lines)
+    text = " ".join(" ".join(lines).split())
+    assert text == ("tie-breaks in order: BH-1 Buchholz cut-1, BH Buchholz, SB Sonneborn-Berger,"
+                    " DE direct encounter")
+    assert any(ln.strip() == "DE direct encounter" for ln in lines)  # moved whole, not split
