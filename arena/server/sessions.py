@@ -6,8 +6,8 @@ A session ends after IDLE_S unused or MAX_AGE_S after it was opened, whichever c
 sign-out (its row is deleted); and when the token it was opened with is revoked or rotated (the
 store deletes the author's sessions in the same transaction, and a session whose token is no
 longer live is refused and deleted on sight). Its CSRF token is derived from the id with HMAC,
-so it is neither stored nor derivable from what is stored. Expired rows are pruned at every
-sign-in and when a request shows one.
+so it is neither stored nor derivable from what is stored. Expired rows are pruned when the
+server starts, at every sign-in and when a request shows one.
 
 Every method reads or writes the database: call them from a worker thread, not the event loop.
 """
@@ -125,3 +125,8 @@ class SessionStore:
         if session_id and len(session_id) <= SESSION_ID_MAX_CHARS:
             with open_store(self.db_path) as store:
                 store.end_session(digest(session_id))
+
+    def prune(self) -> int:
+        """Delete every expired session (a server starting); returns how many."""
+        with open_store(self.db_path) as store:
+            return store.prune_sessions(stamp(self.clock()))

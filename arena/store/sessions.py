@@ -51,8 +51,3 @@ class SessionRows:
         with self.transaction():
             return self.db.conn.execute("delete from sessions where expires_at <= ?",
                                         [expired_before]).rowcount
-
-    def sessions_of(self, author_id: int) -> int:
-        """How many sessions the author has (expired ones not yet pruned included)."""
-        return self.db.conn.execute("select count(*) from sessions where author_id = ?",
-                                    [author_id]).fetchone()[0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -198,6 +199,16 @@ def test_expired_sessions_are_pruned_at_the_next_sign_in(db):
         sessions.open(alice, hash_token(tokens["alice"]))
     clock.now += IDLE_S + 1
     live, _ = sessions.open(bob, hash_token(tokens["bob"]))
+    assert [r["id_hash"] for r in session_rows(path)] == [digest(live)]
+
+
+def test_a_starting_server_prunes_the_expired_sessions_and_keeps_the_live_ones(db, client_of):
+    path, tokens = db
+    live = sign_in(client_of(path), tokens["bob"])
+    behind = SessionStore(path, clock=Clock(time.time() - IDLE_S - 60))  # 8 hours behind
+    behind.open(author_id(path, "alice"), hash_token(tokens["alice"]))  # expired a minute ago
+    assert len(session_rows(path)) == 2
+    client_of(path)  # a server starts
     assert [r["id_hash"] for r in session_rows(path)] == [digest(live)]
 
 
