@@ -6,9 +6,11 @@ said before anything is uploaded. The archive goes to `POST /api/submissions` wi
 token in an `Authorization: Bearer` header (never in a URL, never printed); the client then polls
 `GET /api/submissions/{id}` until the server's check is `clean` or `failed`.
 
-The token comes from `ARENA_TOKEN`, else a token file (`--token-file`, else
-`$XDG_CONFIG_HOME/arena/token`, by default `~/.config/arena/token`) that only its owner may read;
-the server from `--server`, else `ARENA_SERVER`, else the file `server` in the same folder.
+The token comes from `--token-file`, else `ARENA_TOKEN`, else the token file of the config folder
+(`$XDG_CONFIG_HOME/arena/token`, by default `~/.config/arena/token`); a token file is read only
+when its owner alone may read it. The server comes from `--server`, else `ARENA_SERVER`, else the
+file `server` in the same folder: a command-line option wins over the environment, and the
+environment over the config folder.
 HTTP is the standard library's (`urllib.request`), redirects not followed: a redirect would carry
 the token to another address.
 """
@@ -70,13 +72,17 @@ def config_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def find_token(token_file: Path | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """The API token: `ARENA_TOKEN`, else `token_file`, else the config folder's `token` file."""
+    """The API token: `token_file` (--token-file), else `ARENA_TOKEN`, else the config folder's
+    `token` file; what is given on the command line wins over the environment, which wins over
+    the configuration."""
     env = os.environ if environ is None else environ
+    if token_file is not None:
+        return read_token_file(Path(token_file).expanduser())
     value = env.get(TOKEN_ENV, "").strip()
     if value:
         return checked_token(value, f"${TOKEN_ENV}")
-    path = Path(token_file).expanduser() if token_file is not None else config_dir(env) / "token"
-    if token_file is None and not os.path.lexists(path):
+    path = config_dir(env) / "token"
+    if not os.path.lexists(path):
         raise ConfigError(f"no API token: set {TOKEN_ENV} or write it to {path} (chmod 600); "
                           "the competition's organiser gives you one (`arena author add NAME` "
                           "prints it)")

@@ -48,7 +48,7 @@ def add(
 
 @author_app.command("revoke")
 def revoke(name: Annotated[str, NAME_ARG], db: Annotated[Path, DB_OPTION] = Path("arena.db")) -> None:
-    """Revoke every token of an author (its requests get 401 from now on)."""
+    """Revoke every token of an author and end its browser sessions (401 from now on)."""
     from arena.cli._app import open_store
     from arena.server.authors import revoke_author
 
@@ -62,7 +62,7 @@ def revoke(name: Annotated[str, NAME_ARG], db: Annotated[Path, DB_OPTION] = Path
 
 @author_app.command("rotate")
 def rotate(name: Annotated[str, NAME_ARG], db: Annotated[Path, DB_OPTION] = Path("arena.db")) -> None:
-    """Revoke an author's tokens and print a new one once."""
+    """Revoke an author's tokens, end its browser sessions and print a new token once."""
     from arena.cli._app import open_store
     from arena.server.authors import rotate_token
 

@@ -21,7 +21,8 @@ from arena.errors import ArenaError, ConfigError, ServerError
 SERVER_OPTION = typer.Option("--server", help="The competition server's URL (default: "
                              "$ARENA_SERVER, else ~/.config/arena/server).")
 TOKEN_FILE_OPTION = typer.Option("--token-file", help="A file holding your API token, readable "
-                                 "only by you (default: $ARENA_TOKEN, else ~/.config/arena/token).")
+                                 "only by you; used even when $ARENA_TOKEN is set (default: "
+                                 "$ARENA_TOKEN, else ~/.config/arena/token).")
 
 
 def _say(text: str) -> None:

@@ -217,7 +217,8 @@ def create_server_app(db_path: str | Path, config: ServerConfig | None = None,
     db_path = Path(db_path)
     Store(db_path).db.conn.close()  # create or migrate: the read-only app refuses an old schema
     web = create_app(db_path, can_see_logs=pages.can_see_logs)
-    sessions = SessionStore()
+    sessions = SessionStore(db_path)  # in the database: a restart signs nobody out
+    sessions.prune()
 
     @asynccontextmanager
     async def lifespan(app: Starlette):

@@ -64,11 +64,11 @@ class Viewers:
             scope["arena.server"] = True
             scope["arena.viewer"] = scope["arena.session"] = None
             session_id = Request(scope).cookies.get(SESSION_COOKIE)
-            session = self.sessions.get(session_id)
+            session = await run_in_threadpool(self.sessions.get, session_id) if session_id else None
             if session is not None:
                 viewer = await run_in_threadpool(_viewer, self.db_path, session)
                 if viewer is None:
-                    self.sessions.close(session_id)
+                    await run_in_threadpool(self.sessions.close, session_id)
                 else:
                     scope["arena.viewer"], scope["arena.session"] = viewer, (session_id, session)
         await self.app(scope, receive, send)
@@ -213,7 +213,8 @@ async def signin(request: Request) -> Response:
     if author is None:
         return _signin_page(request, "the token is not valid (unknown, revoked or rotated out)",
                             401)
-    session_id, _ = request.app.state.sessions.open(author.id, hash_token(token))
+    session_id, _ = await run_in_threadpool(request.app.state.sessions.open, author.id,
+                                            hash_token(token))
     response = see_other(request, "/me")
     _cookie(response, request, SESSION_COOKIE, session_id, None)
     _forget(response, request, SIGNIN_COOKIE)
@@ -243,7 +244,7 @@ async def signout(request: Request) -> Response:
         return _refused(request, str(exc))
     except TooLarge as exc:
         return render(request, "error.html", {"status": 413, "message": str(exc)}, status=413)
-    request.app.state.sessions.close(session_id)
+    await run_in_threadpool(request.app.state.sessions.close, session_id)
     response = see_other(request, "/")
     _forget(response, request, SESSION_COOKIE)
     return response

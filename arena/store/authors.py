@@ -34,15 +34,19 @@ class AuthorRows:
         return author_id
 
     def revoke_tokens(self, author_id: int) -> int:
-        """Revoke every live token of the author; returns how many were live."""
+        """Revoke every live token of the author and end its browser sessions; returns how many
+        tokens were live."""
         with self.transaction():
+            self.db.conn.execute("delete from sessions where author_id = ?", [author_id])
             return self.db.conn.execute(
                 "update author_tokens set revoked_at = ? where author_id = ? and revoked_at is null",
                 [now(), author_id]).rowcount
 
     def rotate_token(self, author_id: int, token_hash: str) -> None:
-        """Revoke the author's live tokens and give it the token of this hash, in one transaction."""
+        """Revoke the author's live tokens, end its browser sessions and give it the token of this
+        hash, in one transaction."""
         with self.transaction():
+            self.db.conn.execute("delete from sessions where author_id = ?", [author_id])
             self.db.conn.execute(
                 "update author_tokens set revoked_at = ? where author_id = ? and revoked_at is null",
                 [now(), author_id])

@@ -19,7 +19,7 @@ from arena.errors import StoreError
 if TYPE_CHECKING:
     from arena.store.store import Store
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 _UNWRITABLE = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM)
 MIGRATIONS: dict[int, Callable[[Any], None]] = {}  # number -> function(store), 1 upwards
 
@@ -405,6 +405,22 @@ def _migration_10(store: Store) -> None:
     db["submissions"].create_index(["status"])
     store.db.conn.execute("alter table bots add column author_id integer references authors(id)")
 
+
+@migration(11)
+def _migration_11(store: Store) -> None:
+    """Browser sessions of `arena server`, kept in the database so that a restart signs nobody
+    out: the sha256 hex of each session id (never the id), its author, the digest of the token it
+    was opened with (a revoked or rotated token ends it), when it was opened and last seen, and
+    when it expires. The CSRF token is derived from the id, so it is not stored either."""
+    db = store.db
+    db.create_table("sessions",
+        {"id_hash": str, "author_id": int, "token_hash": str, "created_at": str,
+         "last_seen_at": str, "expires_at": str},
+        pk="id_hash", not_null={"author_id", "token_hash", "created_at", "last_seen_at",
+                                "expires_at"},
+        foreign_keys=[("author_id", "authors", "id")])
+    db["sessions"].create_index(["author_id"])
+    db["sessions"].create_index(["expires_at"])
 
 if sorted(MIGRATIONS) != list(range(1, SCHEMA_VERSION + 1)):
     raise RuntimeError(f"SCHEMA_VERSION is {SCHEMA_VERSION} but migrations {sorted(MIGRATIONS)} "

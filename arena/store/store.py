@@ -10,9 +10,10 @@ from arena.store.leases import LeaseRows
 from arena.store.matches import MatchRows
 from arena.store.ratings import RatingRows
 from arena.store.registry_rows import RegistryRows
+from arena.store.sessions import SessionRows
 from arena.store.tournaments import TournamentRows
 
 
 class Store(BotRows, RegistryRows, TournamentRows, MatchRows, RatingRows, LadderRows, LeaseRows,
-            AuthorRows, StoreBase):
+            AuthorRows, SessionRows, StoreBase):
     """The Arena database. Only the driver process writes to it."""

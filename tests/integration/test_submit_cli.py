@@ -123,6 +123,29 @@ def test_the_option_and_the_token_file_are_used(fake, bot, tmp_path, monkeypatch
     assert fake.requests[0]["headers"]["authorization"] == f"Bearer {AUTHOR_TOKEN}"
 
 
+@pytest.mark.parametrize("command", (("submit", "--no-wait"), ("submissions",)))
+def test_the_token_file_option_wins_over_arena_token_which_wins_over_the_config_file(
+        fake, bot, tmp_path, monkeypatch, command):
+    config = tmp_path / "home" / ".config" / "arena" / "token"
+    config.parent.mkdir(parents=True)
+    config.write_text("arena_from_the_config_file\n")
+    config.chmod(0o600)
+    given = tmp_path / "given"
+    given.write_text(ORGANISER_TOKEN + "\n")
+    given.chmod(0o600)
+    args = [command[0], *([str(bot)] if command[0] == "submit" else []), *command[1:]]
+    # ARENA_TOKEN is the author's (the fixture): the option's file is the organiser's.
+    assert invoke(*args, "--token-file", str(given)).exit_code == 0
+    assert invoke(*args).exit_code == 0
+    monkeypatch.delenv("ARENA_TOKEN")
+    invoke(*args)  # the config file's token is unknown to the server: refused, but it was sent
+    sent = [r["headers"]["authorization"] for r in fake.requests]
+    first = {"submit": 1, "submissions": 2}[command[0]]  # requests a command makes
+    assert sent[0] == f"Bearer {ORGANISER_TOKEN}"
+    assert sent[first] == f"Bearer {AUTHOR_TOKEN}"
+    assert sent[2 * first] == "Bearer arena_from_the_config_file"
+
+
 def test_a_token_file_others_can_read_is_refused_before_anything_is_sent(fake, bot, tmp_path,
                                                                          monkeypatch):
     monkeypatch.delenv("ARENA_TOKEN")

@@ -143,14 +143,24 @@ def token_file(path: Path, mode: int = 0o600, text: str = TOKEN + "\n") -> Path:
     return path
 
 
-def test_the_token_comes_from_arena_token_then_the_token_file_then_the_config_folder(tmp_path):
+def test_the_token_comes_from_the_option_then_arena_token_then_the_config_folder(tmp_path):
     home = {"HOME": str(tmp_path / "home")}
     token_file(tmp_path / "home" / ".config" / "arena" / "token", text="arena_from_config\n")
     given = token_file(tmp_path / "given", text="\n  arena_from_given  \n")
+    env = {**home, "ARENA_TOKEN": "arena_from_env"}
     assert find_token(None, home) == "arena_from_config"
     assert find_token(given, home) == "arena_from_given"
-    assert find_token(given, {**home, "ARENA_TOKEN": "arena_from_env"}) == "arena_from_env"
+    assert find_token(None, env) == "arena_from_env"  # the environment wins over the config
+    assert find_token(given, env) == "arena_from_given"  # the command line wins over both
     assert find_token(None, {**home, "ARENA_TOKEN": "  "}) == "arena_from_config"  # blank: unset
+
+
+def test_an_explicit_token_file_is_checked_even_when_arena_token_is_set(tmp_path):
+    env = {"HOME": str(tmp_path), "ARENA_TOKEN": "arena_from_env"}
+    with pytest.raises(ConfigError, match="no such file"):
+        find_token(tmp_path / "nowhere", env)  # never a silent fall back to the environment
+    with pytest.raises(ConfigError, match="chmod 600"):
+        find_token(token_file(tmp_path / "open", 0o644), env)
 
 
 def test_xdg_config_home_moves_the_config_folder_unless_relative(tmp_path):

@@ -1,0 +1,53 @@
+"""`arena server` as a real subprocess: a browser signed in before the server is killed is still
+signed in, with the same CSRF token, after it starts again over the same database."""
+
+from __future__ import annotations
+
+import re
+import signal
+
+import httpx
+import pytest
+
+from arena.server.authors import add_author
+from arena.server.sessions import SESSION_COOKIE
+from arena.store import Store
+from tests.system.test_server import _free_port, _start, _stop
+
+pytestmark = pytest.mark.slow
+
+
+def _csrf(page: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+
+
+def test_a_session_survives_the_server_being_killed_and_started_again(tmp_path):
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    token = add_author(store, "alice")
+    store.db.conn.close()
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = _start(db, port, tmp_path)
+    try:
+        with httpx.Client(base_url=base, follow_redirects=False, timeout=30) as browser:
+            form = browser.get("/signin")
+            signed = browser.post("/signin", data={"token": token, "csrf": _csrf(form.text)})
+            assert signed.status_code == 303, signed.text
+            cookie = signed.cookies[SESSION_COOKIE]
+            csrf = _csrf(browser.get("/me").text)
+    finally:
+        _stop(proc, signal.SIGKILL)  # no clean shutdown: nothing could be saved on the way out
+    proc = _start(db, port, tmp_path)
+    try:
+        with httpx.Client(base_url=base, follow_redirects=False, timeout=30,
+                          cookies={SESSION_COOKIE: cookie}) as browser:
+            me = browser.get("/me")
+            assert me.status_code == 200 and "alice" in me.text
+            assert _csrf(me.text) == csrf
+            assert browser.post("/signout", data={"csrf": csrf}).status_code == 303
+        with httpx.Client(base_url=base, follow_redirects=False, timeout=30,
+                          cookies={SESSION_COOKIE: cookie}) as replayed:
+            assert replayed.get("/me").headers["location"] == "/signin"  # ended on the server
+    finally:
+        _stop(proc)
