@@ -38,20 +38,28 @@ def server(
     registration: Annotated[bool, typer.Option(
         "--registration/--no-registration", help="Let anyone create an author token "
         "(POST /api/authors).")] = False,
+    replay_delay: Annotated[str, typer.Option(
+        "--replay-delay", help="How long after a game its replay becomes public, e.g. 0, 10m, "
+        "1h (its bots' authors and organisers see it at once).")] = "0",
 ) -> None:
     """Serve the web interface and the submission API; check submissions in the background."""
     from arena.players.launch import SANDBOXES
     from arena.server.app import ServerConfig, create_server_app
     from arena.server.checks import CheckPool
     from arena.server.submissions import AuthorLimits
+    from arena.server.visibility import parse_duration
 
     if sandbox not in SANDBOXES:
         fail(ConfigError(f"unknown sandbox {sandbox!r} (choose {', '.join(SANDBOXES)})"))
     if root_path and (not root_path.startswith("/") or root_path.endswith("/")):
         fail(ConfigError(f"--root-path {root_path!r}: a path like /arena (leading '/', no "
                          f"trailing '/')"))
+    try:
+        delay = parse_duration(replay_delay)
+    except ConfigError as exc:
+        fail(ConfigError(f"--replay-delay: {exc}"))
     config = ServerConfig(limits=AuthorLimits(per_hour, active_versions, storage_mib * 1024 * 1024),
-                          registration=registration)
+                          registration=registration, replay_delay=delay)
     try:
         web_app = create_server_app(db, config, CheckPool(db, checkers, sandbox=sandbox))
         check_listen(host, port)

@@ -35,6 +35,7 @@ from arena.server.submissions import (
     open_store,
     upload_limits,
 )
+from arena.server.visibility import Visibility
 from arena.store import Store
 from arena.store.database import stored_json
 from arena.web.app import ORJSONResponse, SecurityHeaders, create_app
@@ -65,6 +66,7 @@ class ServerConfig:
     limits: AuthorLimits = field(default_factory=AuthorLimits)
     archive_limits: Any = None  # arena.uploads.UploadLimits; its defaults when None
     registration: bool = False  # self-registration (POST /api/authors) is off unless asked for
+    replay_delay: float = 0.0  # seconds before a game is public (its authors see it at once)
 
 
 def error(status: int, message: str) -> Response:
@@ -216,7 +218,9 @@ def create_server_app(db_path: str | Path, config: ServerConfig | None = None,
     web app of `arena serve` for every other path. `pool` is started and stopped with the app."""
     db_path = Path(db_path)
     Store(db_path).db.conn.close()  # create or migrate: the read-only app refuses an old schema
-    web = create_app(db_path, can_see_logs=pages.can_see_logs)
+    config = config or ServerConfig()
+    web = create_app(db_path, can_see_logs=pages.can_see_logs,
+                     visibility=Visibility(config.replay_delay, pages.viewer_of))
     sessions = SessionStore(db_path)  # in the database: a restart signs nobody out
     sessions.prune()
 
@@ -247,7 +251,7 @@ def create_server_app(db_path: str | Path, config: ServerConfig | None = None,
                     middleware=[Middleware(SecurityHeaders),
                                 Middleware(pages.Viewers, sessions=sessions, db_path=db_path)])
     app.state.db_path = db_path
-    app.state.config = config or ServerConfig()
+    app.state.config = config
     app.state.pool = pool
     app.state.sessions = sessions
     app.state.templates = web.state.templates  # the author's pages share the web app's look

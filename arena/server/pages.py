@@ -27,8 +27,10 @@ from arena.server.sessions import SESSION_COOKIE, SIGNIN_COOKIE, Session, Sessio
 from arena.server.submissions import TooLarge, accept_submission, open_store, upload_limits
 from arena.store import Store
 from arena.store.database import stored_json
+from arena.store.public import author_ladder_standings, author_rating_snapshots, ladder_names
 from arena.web import data
 from arena.web.app import reading, render
+from arena.web.charts import time_chart
 
 FORM_BYTES = 8192  # a sign-in or sign-out form is a few hundred bytes
 FORM_OVERHEAD = 64 * 1024  # a multipart upload's headers and fields beside the archive
@@ -176,8 +178,7 @@ def multipart_form(content_type: str, body: bytes) -> tuple[dict[str, str], dict
 # -- sign in and out -------------------------------------------------------------------------------
 def _signin_page(request: Request, message: str | None = None, status: int = 200) -> Response:
     csrf = secrets.token_urlsafe(32)
-    response = render(request, "signin.html", {"csrf": csrf, "message": message,
-                                               "root": root(request)}, status=status)
+    response = render(request, "signin.html", {"csrf": csrf, "message": message}, status=status)
     _cookie(response, request, SIGNIN_COOKIE, csrf, 3600)
     return response
 
@@ -266,9 +267,44 @@ def _report_summary(report: dict | None) -> dict | None:
             "warnings": report.get("warnings") or []}
 
 
+def ladder_standing(store: Store, author_id: int) -> list[dict]:
+    """Each ladder leaderboard (ladder, game, method) holding one of the author's bots: its
+    current standing (rank among how many, rating, interval, games) and its trajectory, the
+    rating each published table gave it (rating_snapshots), drawn as an SVG chart."""
+    boards: dict[tuple[str, str], dict] = {}
+    names = ladder_names(store)
+
+    def board(scope_id: str, method: str) -> dict:
+        if (scope_id, method) not in boards:
+            lid, _, game = scope_id.partition(":")
+            boards[scope_id, method] = {
+                "scope_id": scope_id, "ladder_id": int(lid) if lid.isdigit() else None,
+                "ladder": names.get(int(lid)) if lid.isdigit() else None, "game": game,
+                "method": method, "method_label": data.METHOD_LABELS.get(method, method),
+                "standing": [], "trajectory": {}}
+        return boards[scope_id, method]
+
+    for r in author_ladder_standings(store, author_id):
+        board(r["scope_id"], r["method"])["standing"].append(
+            {k: r[k] for k in ("name", "version", "rank", "entrants", "rating", "lo", "hi",
+                               "games")})
+    for r in author_rating_snapshots(store, author_id):
+        series = board(r["scope_id"], r["method"])["trajectory"].setdefault(
+            data.version_key(r["name"], r["version"]), [])
+        series.append({"at": r["computed_at"], "tables": r["tables"], "games": r["games"],
+                       "rating": r["rating"], "lo": r["lo"], "hi": r["hi"]})
+    out = []
+    for b in boards.values():
+        trajectory = [{"label": label, "points": points}
+                      for label, points in b["trajectory"].items()]
+        out.append({**b, "trajectory": trajectory, "chart": time_chart(trajectory)})
+    return out
+
+
 def author_page(store: Store, author: Author) -> dict:
-    """What /me shows: the author's submissions with their check reports and, per bot, its
-    versions, ratings, recent games and failures with their stderr (data.bot's page)."""
+    """What /me shows: the author's submissions with their check reports, the standing and
+    trajectory of their bots in each ladder and, per bot, its versions, ratings, recent games
+    and failures with their stderr (data.bot's page)."""
     rows = store.submissions(author.id)
     submissions = []
     for row in rows[:RECENT_SUBMISSIONS]:
@@ -285,7 +321,7 @@ def author_page(store: Store, author: Author) -> dict:
         except ArenaError:
             continue  # e.g. a bot removed since: its submissions still show
     return {"author": {"name": author.name, "role": author.role}, "submissions": submissions,
-            "bots": bots, "total_submissions": len(rows)}
+            "bots": bots, "total_submissions": len(rows), "ladders": ladder_standing(store, author.id)}
 
 
 def _me_page(request: Request, viewer: Author, session: Session, message: str | None = None,
@@ -293,7 +329,7 @@ def _me_page(request: Request, viewer: Author, session: Session, message: str | 
     with reading(request) as store:
         page = author_page(store, viewer)
     submitted = request.query_params.get("submitted")
-    page.update(csrf=session.csrf, message=message, root=root(request),
+    page.update(csrf=session.csrf, message=message,
                 submitted=submitted if submitted and submitted.isdigit() else None,
                 archive_limit=(request.app.state.config.archive_limits or upload_limits()).archive_bytes)
     return render(request, "me.html", page, status=status)

@@ -51,9 +51,10 @@ def game_recording(store: Store, game_id: str) -> dict | None:
 
 
 def game_seats(store: Store, game_id: str) -> list[dict]:
-    """A game's seats in order: seat, bot, bot_id, team, score, rank and the bot's version."""
+    """A game's seats in order: seat, bot (its name in the tournament), bot_id, team, score,
+    rank and the bot's registry name and version."""
     return list(store.db.query(
-        "select s.seat, s.bot, s.bot_id, s.team, s.score, s.rank, b.version "
+        "select s.seat, s.bot, s.bot_id, s.team, s.score, s.rank, b.name, b.version "
         "from game_seats s left join bots b on b.id = s.bot_id "
         "where s.game_id = ? order by s.seat", [game_id]))
 

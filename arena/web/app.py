@@ -111,18 +111,31 @@ def _bar(row: dict, scale: list[float]) -> dict | None:
     return out
 
 
+@jinja2.pass_context
+def _url(context, path: str) -> str:
+    """`path` under the root path the app is served at (`--root-path`, behind a reverse proxy)."""
+    request = context.get("request")
+    return (root_path(request) if request is not None else "") + path
+
+
+def root_path(request: Request) -> str:
+    """The root path the app is served at, without its trailing '/' ('' at the root)."""
+    return request.scope.get("root_path", "").rstrip("/")
+
+
 def _templates() -> Jinja2Templates:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["q"] = lambda s: quote(str(s), safe="")  # a path segment: '/' too is encoded
     env.filters["num"] = _number
     env.globals["bar"] = _bar
+    env.globals["url"] = _url  # every link goes through it: macros are imported with context
     env.globals["METHOD_LABELS"] = data.METHOD_LABELS
     return Jinja2Templates(env=env)
 
 
 def _is_api(request: Request) -> bool:
-    path = request.url.path
+    path = request.url.path.removeprefix(root_path(request))  # under --root-path too
     return path == "/api" or path.startswith("/api/")  # a bare /api too answers in JSON
 
 
@@ -152,7 +165,8 @@ def reading(request: Request) -> Iterator[Store]:
 def render(request: Request, template: str, context: dict, api: str | None = None,
            status: int = 200) -> Response:
     """A page from `template`; its JSON (for app.js) goes in a `page-data` script element."""
-    page_data = {"api": api, "live": bool(context.get("live")), "stamp": context.get("stamp"),
+    page_data = {"api": api and root_path(request) + api, "root": root_path(request),
+                 "live": bool(context.get("live")), "stamp": context.get("stamp"),
                  **context.pop("page_data", {})}
     return request.app.state.templates.TemplateResponse(
         request, template, {"d": context, "page_data": page_data}, status_code=status)
@@ -165,6 +179,9 @@ def _page(fn: Callable, template: str, api_path: Callable[[Request], str], args:
         params = [request.path_params[a] for a in args]
         with reading(request) as store:
             page = fn(store, *params, *([request.query_params] if query else []))
+            visibility = request.app.state.visibility
+            if visibility is not None:
+                page = visibility.filter_page(request, store, fn.__name__, page)
             visible = log_gate(request, store)
             return page if visible is None else data.hide_logs(page, visible)
 
@@ -223,9 +240,14 @@ def _replay_call(request: Request, fn_name: str, *args):
 
 
 def _recording(request: Request, game_id: str) -> dict:
-    """The game's `recorded_at` and whether its recording is complete; 404 when there is none."""
+    """The game's `recorded_at` and whether its recording is complete; 404 when there is none,
+    or when the app's visibility rules hide the game from the request (not yet public)."""
     with reading(request) as store:
         recording = game_recording(store, game_id)
+        if recording is not None and request.app.state.visibility is not None:
+            # shown before it is public: to this viewer only, never kept by a shared cache
+            request.scope["arena.early"] = request.app.state.visibility.check_game(
+                request, store, game_id)
     if recording is None:
         raise HTTPException(404, f"no game with id {game_id!r}")
     return recording
@@ -251,8 +273,9 @@ IMMUTABLE = "public, max-age=3600, immutable"
 
 def _send_encoded(request: Request, encoded: Encoded, cached: bool) -> Response:
     """A cached JSON body: 304 when the client holds it (If-None-Match), gzipped when accepted."""
-    headers = {"ETag": encoded.etag, "Vary": "Accept-Encoding",
-               "Cache-Control": IMMUTABLE if cached else "no-cache"}
+    policy = ("private, no-store" if request.scope.get("arena.early")
+              else IMMUTABLE if cached else "no-cache")
+    headers = {"ETag": encoded.etag, "Vary": "Accept-Encoding", "Cache-Control": policy}
     held = request.headers.get("if-none-match", "")
     tags = {t.strip().removeprefix("W/") for t in held.split(",")}
     if "*" in tags or encoded.etag.removeprefix("W/") in tags:
@@ -306,7 +329,8 @@ async def game_page(request: Request) -> Response:
     return await run_in_threadpool(
         request.app.state.templates.TemplateResponse,
         request, "replay.html", {"game_id": game_id, "meta": meta, "moves": moves,
-                                 "page_data": {"api": f"/api/games/{game_id}", "live": False}})
+                                 "page_data": {"api": f"{root_path(request)}/api/games/{game_id}",
+                                               "root": root_path(request), "live": False}})
 
 
 async def game_api(request: Request) -> Response:
@@ -356,10 +380,11 @@ async def server_error(request: Request, exc: Exception) -> Response:
 
 def create_app(db_path: str | Path,
                can_see_logs: Callable[[Request, Store], Callable[[str], bool]] | None = None,
-               ) -> Starlette:
+               visibility=None) -> Starlette:
     """The web app over the database at `db_path`; StoreError at once if it cannot be read.
     `can_see_logs(request, store)` gives which bots' logs a request may see (by bot name);
-    None (`arena serve`) shows every bot's."""
+    None (`arena serve`) shows every bot's. `visibility` (arena.server.visibility.Visibility)
+    hides young games and unchecked versions from the public; None (`arena serve`) hides none."""
     store = Store.open_readonly(db_path)  # missing, foreign, old or incomplete: refuse at once
     try:
         check_schema(store)
@@ -400,4 +425,5 @@ def create_app(db_path: str | Path,
     app.state.templates = _templates()
     app.state.replay_cache = ReplayCache(budget_from_env())
     app.state.can_see_logs = can_see_logs
+    app.state.visibility = visibility
     return app

@@ -19,7 +19,14 @@ from itertools import groupby
 from arena.errors import ConfigError, StoreError, UnknownGameError
 from arena.games import get_game, new_game
 from arena.store import Store
-from arena.store.queries import game_log_counts, game_log_lines, game_row, game_seats, move_counts
+from arena.store.queries import (
+    game_log_counts,
+    game_log_lines,
+    game_row,
+    game_seats,
+    ladder_by_id,
+    move_counts,
+)
 
 
 def parse_view(view: str, num_seats: int) -> int | None:
@@ -39,7 +46,9 @@ def game_meta(store: Store, game_id: str) -> dict:
     """A stored game's facts: game, options, seats with bots, teams, ending, results, sizes."""
     row = game_row(store, game_id)
     seats = [
-        {"seat": s["seat"], "bot": s["bot"], "bot_id": s["bot_id"], "version": s["version"] or "",
+        {"seat": s["seat"], "bot": s["bot"], "bot_id": s["bot_id"],
+         # the registry name, which the bot's page is under (a ladder seat's bot is name@version)
+         "name": s["name"] or s["bot"], "version": s["version"] or "",
          "team": s["team"], "score": s["score"], "rank": s["rank"]}
         for s in game_seats(store, game_id)
     ]
@@ -68,6 +77,9 @@ def game_meta(store: Store, game_id: str) -> dict:
         "steps": counts["steps"],
         "moves": counts["moves"],
         "tournament_id": row["tournament_id"],
+        # a ladder's games link to its ladder page, a tournament's to its tournament page
+        "ladder": row["tournament_id"] is not None and ladder_by_id(store, row["tournament_id"])
+        is not None,
         "match_id": row["match_id"],
         "deal": row["deal"],
         "stage": row.get("stage"),

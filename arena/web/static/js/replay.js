@@ -104,6 +104,10 @@
     const metaNode = document.getElementById("replay-meta");
     if (!metaNode) return;
     const meta = JSON.parse(metaNode.textContent);
+    // The path the server is mounted at behind a proxy (--root-path), from the page's data.
+    const pageNode = document.getElementById("page-data");
+    let root = "";
+    try { root = (pageNode && JSON.parse(pageNode.textContent).root) || ""; } catch (e) { root = ""; }
     const $ = (id) => document.getElementById(id);
     const ui = {
       table: $("table"), counter: $("counter"), slider: $("step"), view: $("view"),
@@ -138,7 +142,7 @@
       state.view = view;
       ui.status.textContent = "Loading…";
       if (!cache[view]) {
-        const url = "/api/games/" + encodeURIComponent(meta.id) + "/replay?view=" +
+        const url = root + "/api/games/" + encodeURIComponent(meta.id) + "/replay?view=" +
           encodeURIComponent(view);
         cache[view] = fetch(url, { headers: { Accept: "application/json" } }).then((r) => {
           if (!r.ok) throw new Error("HTTP " + r.status);
