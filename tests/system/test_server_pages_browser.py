@@ -61,3 +61,41 @@ def test_an_author_signs_in_uploads_sees_own_logs_and_signs_out(driver, pages_se
     wait(driver, lambda d: d.find_elements(By.NAME, "token"), "signed out, /me still showed")
     no_alert(driver)
     assert not js_errors(driver)
+
+
+@pytest.fixture(scope="module")
+def rooted_server(tmp_path_factory):
+    """The base URL of a server over game g mounted under /arena, as a proxy's path prefix puts
+    it (its root path is /arena)."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    tmp = tmp_path_factory.mktemp("rooted")
+    db = tmp / "arena.db"
+    record_logged_game(db)
+    for url in _serve(Starlette(routes=[Mount("/arena", app=create_server_app(db))])):
+        yield url + "/arena"
+
+
+def test_under_a_root_path_the_replay_loads_and_every_link_stays_under_it(driver, rooted_server):
+    base = rooted_server
+    driver.delete_all_cookies()
+    driver.get(base + "/games/g")
+    # replay.js fetched the frames under the root path: the controls show and nothing failed
+    wait(driver, lambda d: not d.find_element(By.ID, "replay-controls").get_attribute("hidden"),
+         "the replay viewer did not start")
+    wait(driver, lambda d: d.find_element(By.ID, "status").text == "", "the replay did not load")
+    assert js_errors(driver) == []
+    # the stylesheet was found (the page is styled, not the browser's default)
+    assert driver.execute_script(
+        "return [...document.styleSheets].some(s => s.href && s.href.includes('/arena/static/'))"
+        " && getComputedStyle(document.querySelector('header.top')).display !== 'inline'")
+    hrefs = driver.execute_script(
+        "return [...document.querySelectorAll('a[href], link[href], script[src], form[action]')]"
+        ".map(e => e.href || e.src || e.action)")
+    assert hrefs and all(h.startswith(base + "/") or h == base or h.startswith("data:")
+                         for h in hrefs), hrefs
+    driver.find_element(By.CSS_SELECTOR, "header.top nav a[href$='/bots']").click()
+    wait(driver, lambda d: d.current_url == base + "/bots", "the nav link left the root path")
+    driver.find_element(By.LINK_TEXT, "a").click()
+    wait(driver, lambda d: d.current_url.startswith(base + "/bots/a"), "a bot link left the root")
