@@ -334,6 +334,8 @@ def test_under_a_root_path_every_link_of_every_page_carries_it(server, who):
         data = json.loads(re.search(r'id="page-data">(.*?)</script>', body, re.S).group(1))
         assert data["root"] == "/arena"
         assert data["api"] is None or data["api"].startswith("/arena/api/"), (url, data["api"])
+    nope = c.get("/arena/api/nope")  # an API error stays JSON under the root path
+    assert nope.status_code == 404 and nope.headers["content-type"].startswith("application/json")
     # and the links lead somewhere: none of the crawled pages was missing but the one asked for
     missing = [u for u, b in html.items() if "<h1>404 —" in b]
     assert set(missing) <= {"/arena/nope"} | ({f"/arena/games/{young}"} if who is None else set())
