@@ -51,11 +51,14 @@ def ladder_names(store: Store) -> dict[int, str]:
 
 def author_ladder_standings(store: Store, author_id: int) -> list[dict]:
     """The author's bots on each stored ladder leaderboard: scope_id, method, name, version,
-    rating, lo, hi, games, rank (1 = best) and entrants (how many are on that board)."""
+    rating, lo, hi, games, rank (1 = best, ties in the leaderboard page's order: by bot and
+    version) and entrants (how many are on that board)."""
     return [dict(r) for r in store.db.query(
         "select p.scope_id, p.method, b.name, b.version, p.rating, p.lo, p.hi, p.games, "
         "(select count(*) from pooled_ratings o where o.scope_kind = p.scope_kind and "
-        " o.scope_id = p.scope_id and o.method = p.method and o.rating > p.rating) + 1 rank, "
+        " o.scope_id = p.scope_id and o.method = p.method and (o.rating > p.rating or "
+        " (o.rating = p.rating and (o.bot < p.bot or (o.bot = p.bot and o.version < p.version)))"
+        ")) + 1 rank, "
         "(select count(*) from pooled_ratings o where o.scope_kind = p.scope_kind and "
         " o.scope_id = p.scope_id and o.method = p.method) entrants "
         "from pooled_ratings p join bots b on b.id = p.bot_id "

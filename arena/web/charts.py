@@ -11,8 +11,9 @@ WIDTH, HEIGHT = 760, 260
 LEFT, RIGHT, TOP, BOTTOM = 48, 12, 12, 40
 MAX_SERIES = 6  # app.css has six series colours
 MAX_POINTS = 300  # per series: a long ladder's thousands of snapshots, thinned evenly
-TIME_STEPS = (60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 86400, 2 * 86400, 7 * 86400,
-              30 * 86400)  # seconds between the time axis's ticks: whole minutes, hours, days
+# Seconds between the time axis's ticks: whole seconds, minutes, hours or days.
+TIME_STEPS = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 86400, 2 * 86400,
+              7 * 86400, 30 * 86400)
 
 
 def nice_ticks(lo: float, hi: float, count: int) -> list[float]:
@@ -40,8 +41,8 @@ def _seconds(stamp: str) -> float:
 
 
 def time_ticks(lo: float, hi: float, count: int) -> list[float]:
-    """At most about `count` ticks between `lo` and `hi` (epoch seconds) at whole minutes,
-    hours or days."""
+    """At most about `count` ticks between `lo` and `hi` (epoch seconds) at whole seconds,
+    minutes, hours or days."""
     step = next((s for s in TIME_STEPS if (hi - lo) / s <= count), TIME_STEPS[-1])
     first = math.ceil(lo / step) * step
     return [first + i * step for i in range(int((hi - first) // step) + 1)]
@@ -72,9 +73,10 @@ def time_chart(series: list[dict]) -> dict | None:
     def sy(y: float) -> float:
         return round(TOP + (1 - (y - y0) / (y1 - y0)) * (HEIGHT - TOP - BOTTOM), 1)
 
-    same_day = _utc(x0).date() == _utc(x1).date()
-    x_ticks = [{"x": sx(t), "label": _utc(t).strftime("%H:%M" if same_day else "%m-%d %H:%M")}
-               for t in (time_ticks(x0, x1, 6) if x1 > x0 else [x0])]
+    ticks = time_ticks(x0, x1, 6) if x1 > x0 else [x0]
+    clock = "%H:%M:%S" if any(t % 60 for t in ticks) else "%H:%M"  # seconds only when they tell
+    form = clock if _utc(x0).date() == _utc(x1).date() else "%m-%d " + clock
+    x_ticks = [{"x": sx(t), "label": _utc(t).strftime(form)} for t in ticks]
     drawn = []
     for i, s in enumerate(series):
         points = thin(s["points"])

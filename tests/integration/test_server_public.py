@@ -294,10 +294,10 @@ def test_me_shows_the_ladder_standing_and_trajectory_of_my_bots(server):
                             "order by s.computed_at, s.tables")
     assert len(snapshots) >= 2
     scope_id, method = snapshots[0][0], snapshots[0][1]
-    board = query(path, "select b.name, p.rating from pooled_ratings p join bots b on "
-                        "b.id = p.bot_id where p.scope_kind = 'ladder' and p.scope_id = ? and "
-                        "p.method = ? order by p.rating desc", [scope_id, method])
-    rank = [name for name, _ in board].index("lad-a") + 1
+    store = Store.open_readonly(path)
+    board = store.pooled_ratings("ladder", scope_id, method)  # in the leaderboard page's order
+    store.db.conn.close()
+    rank = [r["bot"] for r in board].index("lad-a") + 1
     html = client(token=tokens["alice"]).get("/me").text
     section = html[html.index('<section id="ladders">'):html.index('<section id="bots">')]
     assert f"<td class=\"num\">{rank} of {len(board)}</td>" in section

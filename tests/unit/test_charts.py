@@ -42,6 +42,11 @@ def test_time_ticks_fall_on_whole_minutes_inside_the_span_and_are_labelled_in_ut
     assert labels[0] == START.strftime("%H:%M")
     ticks = time_ticks(START.timestamp(), START.timestamp() + 3 * 3600, 6)
     assert all(t % 60 == 0 for t in ticks) and len(ticks) <= 7
+    # a ladder that published twice within a minute still has a labelled time axis
+    quick = [{**p, "at": (START + timedelta(seconds=5 * i)).isoformat()}
+             for i, p in enumerate(points([1500, 1520, 1510]))]
+    labels = [t["label"] for t in time_chart([{"label": "a", "points": quick}])["x_ticks"]]
+    assert len(labels) >= 2 and all(re.fullmatch(r"\d\d:\d\d:\d\d", label) for label in labels)
 
 
 def test_one_point_is_a_dot_and_no_point_no_chart():
