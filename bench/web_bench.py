@@ -2,8 +2,10 @@
 
 Builds a synthetic database (1,000 bot versions, one stored Bradley–Terry leaderboard of xeri
 with intervals) in a temporary folder, then times GET /leaderboard/xeri and its JSON twin
-through Starlette's TestClient (in process: no network, the full app with its middleware,
-a fresh read-only connection per request). Prints the median of several runs beside the goal.
+through Starlette's TestClient (in process: no network, the full app with its middleware),
+each request building the page (the page cache off, ARENA_PAGE_CACHE_S=0: a fresh read-only
+connection per request), and then with the cache on (the database unchanged: every GET after the
+first is served from memory). Prints the median of several runs beside the goal.
 
     python bench/web_bench.py [--bots N] [--runs R]
 """
@@ -11,6 +13,7 @@ a fresh read-only connection per request). Prints the median of several runs bes
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import tempfile
@@ -76,15 +79,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
         build(path, args.bots)
+        os.environ["ARENA_PAGE_CACHE_S"] = "0"  # the page built on every request
         with TestClient(create_app(path)) as client:
             html_ms, html_size = timed(client, "/leaderboard/xeri", args.runs)
             rows = client.get("/leaderboard/xeri").text.count('<svg class="ci"')
             json_ms, json_size = timed(client, "/api/leaderboard/xeri", args.runs)
+        os.environ["ARENA_PAGE_CACHE_S"] = "3600"  # built once: the database does not change
+        with TestClient(create_app(path)) as client:
+            cached_html_ms, _ = timed(client, "/leaderboard/xeri", args.runs)
+            cached_json_ms, _ = timed(client, "/api/leaderboard/xeri", args.runs)
     print(f"leaderboard of {rows} bot versions, median of {args.runs} GETs (TestClient):")
     verdict = "ok" if html_ms <= GOAL_MS else "SLOW"
     print(f"  HTML /leaderboard/xeri      {html_ms:7.1f} ms  ({html_size / 1024:.0f} KiB)   "
           f"goal <= {GOAL_MS:.0f} ms  {verdict}")
     print(f"  JSON /api/leaderboard/xeri  {json_ms:7.1f} ms  ({json_size / 1024:.0f} KiB)")
+    print(f"  cached (page cache on): HTML {cached_html_ms:.1f} ms, JSON {cached_json_ms:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,19 @@
 """The Starlette app: routes (each page in HTML and as JSON), errors, security headers, static files.
 
-Endpoints are plain functions, so Starlette runs them in its thread pool; each request opens its
-own read-only connection (`Store.open_readonly`), so no connection is shared across threads.
+Database work runs in Starlette's thread pool; each build opens its own read-only connection
+(`Store.open_readonly`), so no connection is shared across threads. Pages are built once per
+database state and served from memory between changes (arena.web.page_cache); finished games'
+replays are cached for good (arena.web.replay_cache).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
@@ -30,6 +34,7 @@ from arena.errors import BadRequest, ConfigError, NotFound, StoreError
 from arena.store import Store
 from arena.store.queries import check_schema, game_exists, game_recording
 from arena.web import data
+from arena.web.page_cache import PageCache, max_age_from_env
 from arena.web.replay_cache import Encoded, ReplayCache, budget_from_env, encode
 
 HERE = Path(__file__).resolve().parent
@@ -73,7 +78,12 @@ class ORJSONResponse(JSONResponse):
 
     def render(self, content) -> bytes:
         """The body as UTF-8 JSON."""
-        return orjson.dumps(content, default=str, option=orjson.OPT_NON_STR_KEYS)
+        return json_bytes(content)
+
+
+def json_bytes(content) -> bytes:
+    """`content` as the API's UTF-8 JSON (orjson: NaN becomes null, unknown types strings)."""
+    return orjson.dumps(content, default=str, option=orjson.OPT_NON_STR_KEYS)
 
 
 def _number(value, digits: int | None = None) -> str:
@@ -172,27 +182,84 @@ def render(request: Request, template: str, context: dict, api: str | None = Non
         request, template, {"d": context, "page_data": page_data}, status_code=status)
 
 
+@dataclass(frozen=True)
+class SharedPage:
+    """A page's data as its data function built it, before any viewer's rules are applied."""
+
+    data: dict
+    # Each build's own: bytes are keyed by it, so they are always the bytes of this very data
+    # (a request that read the data before the database changed never files them as newer).
+    serial: int = field(default_factory=itertools.count().__next__)
+
+
 def _page(fn: Callable, template: str, api_path: Callable[[Request], str], args: tuple,
           query: bool = False, extra: Callable[[dict], dict] | None = None):
-    """An HTML endpoint and its JSON twin over one data function."""
-    def call(request: Request) -> dict:
+    """An HTML endpoint and its JSON twin over one data function.
+
+    The data is built once per database state (arena.web.page_cache) and shared; the server's
+    rules for the viewer (visibility, logs) are applied to it per request. The bytes of a
+    reader who is not signed in are the same for every such reader, so they are kept and
+    shared; a signed-in viewer's page (their name, their own bots' logs, games and versions)
+    is filtered and rendered for that request only.
+    """
+    def build(request: Request) -> SharedPage:
         params = [request.path_params[a] for a in args]
         with reading(request) as store:
-            page = fn(store, *params, *([request.query_params] if query else []))
-            visibility = request.app.state.visibility
+            return SharedPage(fn(store, *params, *([request.query_params] if query else [])))
+
+    async def shared(request: Request) -> SharedPage:
+        key = ("data", template, tuple(request.path_params[a] for a in args),
+               request.url.query if query else None)
+        return await request.app.state.page_cache.fetch(key, lambda: build(request))
+
+    def for_viewer(request: Request, page: dict) -> dict:
+        """The page as the request's viewer may see it (a copy when anything is left out)."""
+        visibility = request.app.state.visibility
+        if visibility is None and request.app.state.can_see_logs is None:
+            return page  # `arena serve`: everything is public
+        with reading(request) as store:
             if visibility is not None:
                 page = visibility.filter_page(request, store, fn.__name__, page)
             visible = log_gate(request, store)
             return page if visible is None else data.hide_logs(page, visible)
 
-    def html(request: Request) -> Response:
-        context = call(request)
+    def shareable(request: Request) -> bool:
+        # Every rule (visibility, logs) reads the viewer only: the same for all who are not
+        # signed in. Their view may be up to the cache's age late, never early.
+        return request.app.state.page_cache.enabled and request.scope.get("arena.viewer") is None
+
+    def rendered(request: Request, page: dict) -> Response:
+        context = dict(page)  # the shared dict stays whole: render() takes page_data out
         if extra is not None:
             context["page_data"] = extra(context)
         return render(request, template, context, api_path(request))
 
-    def api(request: Request) -> Response:
-        return ORJSONResponse(call(request))
+    def vary(request: Request) -> str:
+        server = request.app.state.visibility is not None or request.app.state.can_see_logs is not None
+        return "Accept-Encoding, Cookie" if server else "Accept-Encoding"
+
+    async def html(request: Request) -> Response:
+        page = await shared(request)
+        if shareable(request):
+            # The URL (scheme, host, root path, query) is all of the request the page reads.
+            encoded = await request.app.state.page_cache.fetch(
+                ("html", page.serial, str(request.url), root_path(request)),
+                lambda: encode(rendered(request, for_viewer(request, page.data)).body), pinned=True)
+            return _send_encoded(request, encoded, False, "text/html; charset=utf-8", vary(request))
+        response = await run_in_threadpool(
+            lambda: rendered(request, for_viewer(request, page.data)))
+        response.headers["Vary"] = vary(request)
+        return response
+
+    async def api(request: Request) -> Response:
+        page = await shared(request)
+        if shareable(request):
+            encoded = await request.app.state.page_cache.fetch(
+                ("json", page.serial), lambda: encode(json_bytes(for_viewer(request, page.data))),
+                pinned=True)
+            return _send_encoded(request, encoded, False, vary=vary(request))
+        return ORJSONResponse(await run_in_threadpool(for_viewer, request, page.data),
+                              headers={"Vary": vary(request)})
 
     return html, api
 
@@ -271,20 +338,22 @@ async def _computed(request: Request, kind: str, compute: Callable[[], object],
 IMMUTABLE = "public, max-age=3600, immutable"
 
 
-def _send_encoded(request: Request, encoded: Encoded, cached: bool) -> Response:
-    """A cached JSON body: 304 when the client holds it (If-None-Match), gzipped when accepted."""
+def _send_encoded(request: Request, encoded: Encoded, cached: bool,
+                  media_type: str = "application/json", vary: str = "Accept-Encoding") -> Response:
+    """A cached body (JSON unless `media_type` says otherwise): 304 when the client holds it
+    (If-None-Match), gzipped when accepted."""
     policy = ("private, no-store" if request.scope.get("arena.early")
               else IMMUTABLE if cached else "no-cache")
-    headers = {"ETag": encoded.etag, "Vary": "Accept-Encoding", "Cache-Control": policy}
+    headers = {"ETag": encoded.etag, "Vary": vary, "Cache-Control": policy}
     held = request.headers.get("if-none-match", "")
     tags = {t.strip().removeprefix("W/") for t in held.split(",")}
     if "*" in tags or encoded.etag.removeprefix("W/") in tags:
         return Response(status_code=304, headers=headers)
     if "gzip" in request.headers.get("accept-encoding", ""):
         # Compressed once when cached: the gzip middleware leaves an encoded body alone.
-        return Response(encoded.gzipped, media_type="application/json",
+        return Response(encoded.gzipped, media_type=media_type,
                         headers={**headers, "Content-Encoding": "gzip"})
-    return Response(encoded.body, media_type="application/json", headers=headers)
+    return Response(encoded.body, media_type=media_type, headers=headers)
 
 
 async def _cached_json(request: Request, fn_name: str, *args) -> Response:
@@ -424,6 +493,7 @@ def create_app(db_path: str | Path,
     app.state.db_path = Path(db_path)
     app.state.templates = _templates()
     app.state.replay_cache = ReplayCache(budget_from_env())
+    app.state.page_cache = PageCache(db_path, max_age_from_env())
     app.state.can_see_logs = can_see_logs
     app.state.visibility = visibility
     return app
