@@ -152,6 +152,11 @@ window = 10
 [leaderboard]
 every_tables = 2
 samples = 0
+# Patient: on a loaded CI machine a timed-out validation game would keep a bot out of the ladder
+# and leave the pages' tests without ladder games.
+[time]
+startup_ms = 60000
+move_ms = 20000
 """
 
 
