@@ -93,7 +93,7 @@ def test_a_bot_clean_in_its_check_and_hostile_in_the_ladder_is_contained(tmp_pat
     store = Store(db)
     token = add_author(store, "mallory")
     store.db.conn.close()
-    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for name in ("r1", "r2"):
         added = subprocess.run([sys.executable, "-m", "arena", "bot", "add",
                                 str(make_bot(tmp_path / name, name, "1")), "--db", str(db)],

@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.cookiejar
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -156,9 +157,10 @@ def played(tmp_path_factory):
     store = Store(db)
     tokens = {"alice": add_author(store, "alice"), "root": add_author(store, "root", role="organiser")}
     store.db.conn.close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # with an xdist worker's own bot uids
     folder = make_bot(tmp / "r1", "r1", "1")
     added = subprocess.run([sys.executable, "-m", "arena", "bot", "add", str(folder), "--db", str(db)],
-                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                           capture_output=True, text=True, env=env)
     assert added.returncode == 0, added.stdout + added.stderr
     server = LiveServer.start(db, tmp, "--checkers", "2")
     try:
@@ -176,7 +178,7 @@ def played(tmp_path_factory):
         ladder = subprocess.run(
             [sys.executable, "-m", "arena", "ladder", "start", str(config), "--db", str(db),
              "--executor", "serial", "--games", "3", "-q"], capture_output=True, text=True,
-            cwd=tmp, timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp)})
+            cwd=tmp, timeout=600, env=env)
         assert ladder.returncode == 0, ladder.stdout[-2000:] + ladder.stderr[-2000:]
         conn = Store.open_readonly(db).db.conn
         games = [r[0] for r in conn.execute("select id from games order by ordinal")]
