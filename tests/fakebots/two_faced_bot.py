@@ -31,16 +31,19 @@ attacked = False
 
 
 def report(key, value):
+    """One `hostile: KEY=VALUE` line on stderr."""
     sys.stderr.write(f"hostile: {key}={value}\n")
     sys.stderr.flush()
 
 
 def send(obj):
+    """One protocol message on stdout."""
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 
 
 def attack():
+    """Do what MODE says, once."""
     if mode == "forkbomb":
         report("forkbomb", "started")
         while True:

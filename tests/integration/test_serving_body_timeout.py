@@ -56,6 +56,7 @@ def port():
 
 
 def head(length: int) -> bytes:
+    """A POST /echo request head announcing `length` body bytes."""
     return f"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode()
 
 

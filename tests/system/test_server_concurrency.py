@@ -104,6 +104,7 @@ def test_fifty_concurrent_uploads_with_a_ladder_running_lose_and_double_nothing(
         start = threading.Barrier(UPLOADS)
 
         def upload(job):
+            """One upload, sent once every thread is ready."""
             token, _, data = job
             start.wait()
             return server.api("POST", "/api/submissions", token, data, timeout=300)

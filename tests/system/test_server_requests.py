@@ -205,9 +205,11 @@ def test_a_body_that_stops_or_trickles_times_out_with_408(site):
     results = {}
 
     def stop():
+        """Headers and 1,000 of the 100,000 bytes announced, then nothing."""
         results["stop"] = raw_exchange(server.port, head, [b"\x1f\x8b" + b"x" * 998], read_for=waited)
 
     def trickle():
+        """Headers, then a byte every 0.25 s."""
         results["trickle"] = raw_exchange(server.port, head, [b"x"] * trickle_bytes, pause=0.25,
                                           read_for=waited)
     threads = [threading.Thread(target=stop), threading.Thread(target=trickle)]
