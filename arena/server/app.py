@@ -7,6 +7,7 @@ Every write route checks the token before it reads the request body: 401 without
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -17,7 +18,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
@@ -43,6 +44,7 @@ from arena.web.app import ORJSONResponse, SecurityHeaders, create_app
 log = logging.getLogger("arena.server")
 ARCHIVE_TYPES = ("application/zip", "application/gzip", "application/x-gzip", "application/x-tar",
                  "application/octet-stream")
+REGISTRATION_BYTES = 8192  # {"name", "email"}: a few hundred bytes
 LIST_FIELDS = ("id", "bot", "version", "status", "reason", "created_at", "checked_at")
 
 
@@ -120,17 +122,17 @@ def submission_url(request: Request, submission_id: int) -> str:
     return f"{request.scope.get('root_path', '').rstrip('/')}/api/submissions/{submission_id}"
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int, what: str = "the archive") -> bytes:
     """The request body; TooLarge (413) as soon as it is over `limit` bytes (never read further)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > limit:
-        raise TooLarge(f"the archive is over the limit of {limit:,} bytes "
+        raise TooLarge(f"{what} is over the limit of {limit:,} bytes "
                        f"(Content-Length {int(declared):,})")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            raise TooLarge(f"the archive is over the limit of {limit:,} bytes")
+            raise TooLarge(f"{what} is over the limit of {limit:,} bytes")
     return bytes(body)
 
 
@@ -198,7 +200,7 @@ async def register(request: Request) -> Response:
     if not config.registration:
         raise Forbidden("self-registration is off on this server (ask the organiser for a token)")
     try:
-        body = await request.json()
+        body = json.loads(await read_body(request, REGISTRATION_BYTES, "the request"))
     except ValueError:
         raise BadRequest("send JSON: {\"name\": …, \"email\": …}") from None
     if not isinstance(body, dict) or not isinstance(body.get("name"), str):
@@ -210,6 +212,23 @@ async def register(request: Request) -> Response:
             return add_author(store, body["name"], email)
     token = await run_in_threadpool(add)
     return ORJSONResponse({"name": body["name"], "role": "author", "token": token}, 201)
+
+
+class ClientGone:
+    """ASGI middleware: a request whose client left (or was cut off by the body timeout of
+    arena/web/serving.py) mid-body ends quietly; there is nobody to answer and nothing was
+    written, so it is no server error to log with a traceback."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        """Run the request; a ClientDisconnect from reading its body ends it."""
+        try:
+            await self.app(scope, receive, send)
+        except ClientDisconnect:
+            log.info("%s %s: the client left before its request body was read",
+                     scope.get("method"), scope.get("path"))
 
 
 def create_server_app(db_path: str | Path, config: ServerConfig | None = None,
@@ -248,7 +267,7 @@ def create_server_app(db_path: str | Path, config: ServerConfig | None = None,
         Mount("", app=web),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    middleware=[Middleware(SecurityHeaders),
+                    middleware=[Middleware(ClientGone), Middleware(SecurityHeaders),
                                 Middleware(pages.Viewers, sessions=sessions, db_path=db_path)])
     app.state.db_path = db_path
     app.state.config = config
