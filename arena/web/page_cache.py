@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -34,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
+
+from arena.store.changes import DatabaseMarker
 
 DEFAULT_MAX_AGE_S = 2.0
 MAX_AGE_ENV = "ARENA_PAGE_CACHE_S"
@@ -48,43 +49,6 @@ def max_age_from_env() -> float:
     except ValueError:
         seconds = DEFAULT_MAX_AGE_S
     return max(0.0, seconds) if seconds == seconds else DEFAULT_MAX_AGE_S  # NaN: the default
-
-
-class DatabaseMarker:
-    """A value that changes whenever the database at `path` may have: (connection generation,
-    `PRAGMA data_version`) on one kept read-only connection, reopened when the file is replaced."""
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self._conn: sqlite3.Connection | None = None
-        self._file: tuple[int, int] | None = None
-        self._generation = 0  # data_version restarts with each connection: tell them apart
-        self._lock = threading.Lock()
-
-    def read(self) -> tuple[int, int] | None:
-        """The current marker; None when the file cannot be read (callers then build afresh)."""
-        with self._lock:
-            try:
-                st = os.stat(self.path)
-                if self._conn is None or self._file != (st.st_dev, st.st_ino):
-                    self._reopen((st.st_dev, st.st_ino))
-                return self._generation, self._conn.execute("pragma data_version").fetchone()[0]
-            except (OSError, sqlite3.Error):
-                self.close()
-                return None
-
-    def _reopen(self, file: tuple[int, int]) -> None:
-        self.close()
-        self._conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                     timeout=1, check_same_thread=False, isolation_level=None)
-        self._file = file
-        self._generation += 1
-
-    def close(self) -> None:
-        """Close the kept connection (the next read opens another)."""
-        if self._conn is not None:
-            self._conn.close()
-        self._conn = None
 
 
 PINNED = "pinned"  # the marker of an entry whose key names its content (see `fetch`)

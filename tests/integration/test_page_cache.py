@@ -21,8 +21,9 @@ from arena.leaderboards import leaderboard as fit_leaderboard
 from arena.server.app import ServerConfig, create_server_app
 from arena.server.authors import add_author
 from arena.store import Store
+from arena.store.changes import DatabaseMarker
 from arena.web import create_app, data
-from arena.web.page_cache import DatabaseMarker, PageCache, max_age_from_env
+from arena.web.page_cache import PageCache, max_age_from_env
 from tests.support.game_logs import record_logged_game
 from tests.support.tournaments import play_tournament
 
