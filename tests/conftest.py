@@ -41,8 +41,8 @@ RAY_WORD = re.compile(r"(^|[^a-z])ray")
 # The hostile-bot isolation tests (fork bombs, /dev/shm and /tmp filled, then checked empty) and
 # the kit and bot checks that failed beside them (a random opponent's start: exit 127) run one at a time.
 HOSTILE_FILES = {"test_isolation.py", "test_kits.py", "test_bot_check.py"}
-XDIST_UIDS = (62000, 62999)  # next to the default pool (61000-61999), shared by the workers
-UIDS_PER_WORKER = 125  # for up to 8 workers
+XDIST_UIDS = (62000, 62799)  # next to the default pool (61000-61999), shared by the workers
+UIDS_PER_WORKER = 100  # for up to 8 workers; 62800-62999 are the hostile tests' (tests/support/hostile.py)
 
 
 def _worker_uids() -> None:

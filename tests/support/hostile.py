@@ -79,6 +79,17 @@ sys.stdout.flush()
 print("\n" + "hostile-result: " + json.dumps({"returncode": code, "leftovers": left}), flush=True)
 """
 
+# The bot uids of the hostile-bot isolation tests' drivers, which no other test takes
+# (tests/conftest.py gives the xdist workers 62000-62799): those tests run one at a time (their
+# xdist group), so the check that an attack left no process sees only their own bots.
+HOSTILE_UIDS = "62800-62999"
+
+
+def hostile_uid_range() -> tuple[int, int]:
+    """HOSTILE_UIDS as (first, last)."""
+    first, last = HOSTILE_UIDS.split("-")
+    return int(first), int(last)
+
 
 def isolation_missing() -> str:
     """Why a PID namespace cannot be made here ("" when it can)."""

@@ -203,8 +203,11 @@ def db(tmp_path_factory) -> Path:
         registry.add(folder)
     (tmp / "ladder.toml").write_text(LADDER)
     with SerialExecutor() as ex:
-        Ladder(load_ladder_config(tmp / "ladder.toml"), Store(path), Registry(path), ex,
-               games=6).run(False)
+        run = Ladder(load_ladder_config(tmp / "ladder.toml"), Store(path), Registry(path), ex,
+                     games=6).run(False)
+    # The pages' ladder tests need both bots in: say why when a validation game kept one out.
+    assert not run.rejected and run.games_played, (
+        f"the fixture ladder played {run.games_played} games ({run.status}), rejected {run.rejected}")
     return path
 
 

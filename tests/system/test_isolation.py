@@ -23,7 +23,7 @@ import pytest
 
 from arena.players import cgroups, users
 from arena.players.launch import sandbox_status
-from tests.support.hostile import reveal_script, shell_quote
+from tests.support.hostile import HOSTILE_UIDS, hostile_uid_range, reveal_script, shell_quote
 from tests.support.paths import FAKES, ROOT
 
 BOTS = ROOT / "bots"
@@ -104,8 +104,9 @@ def run_isolated(mode: str, sandbox: str, *, arg: str = "", as_uid: int | None =
     db = work / "arena.db"
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT),
            "HOME": str(work), "LANG": "C.UTF-8"}
-    if users.UIDS_VAR in os.environ:  # an xdist worker's own bot uids (tests/conftest.py)
-        env[users.UIDS_VAR] = os.environ[users.UIDS_VAR]
+    # Bot uids no other test takes (tests/conftest.py): the check that the attack left no process
+    # must not see a bot of another test of this worker that a SIGKILLed driver left dying.
+    env[users.UIDS_VAR] = HOSTILE_UIDS
     driver = f"{sys.executable} -c {shell_quote(DRIVER)} {config} {db}"
     if as_uid is None:
         script = driver
@@ -143,8 +144,8 @@ def said(log: str, key: str) -> str:
 
 
 def no_bot_uid_process_left() -> None:
-    """No process of the bot uid pool is alive (the attack left nothing behind)."""
-    first, last = users.uid_range()
+    """No process of the hostile tests' bot uids is alive (the attack left nothing behind)."""
+    first, last = hostile_uid_range()
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
@@ -160,7 +161,7 @@ def no_bot_uid_process_left() -> None:
 def test_a_root_runners_bot_runs_as_an_unprivileged_uid(sandbox):
     result = run_isolated("whoami", sandbox)
     assert result["status"] == "finished"
-    first, last = users.uid_range()
+    first, last = hostile_uid_range()
     uid = int(said(result["log"], "uid"))
     assert first <= uid <= last and int(said(result["log"], "gid")) == uid
     assert said(result["log"], "groups") in ("-", str(uid))  # no supplementary group (not 0)
