@@ -230,3 +230,68 @@ def test_a_body_that_stops_or_trickles_times_out_with_408(site):
     assert table_counts(db) == tables
     assert files_under(folder) == files
     assert "Traceback" not in Path(server.log).read_text(errors="replace")
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kw):
+        return None  # a 303 is the answer to look at, not a page to follow
+
+
+def unfollowed(server: LiveServer, method: str, path: str, data: bytes | None = None,
+               headers: dict | None = None) -> tuple[int, dict, bytes]:
+    """One request whose redirect is not followed: (status, headers lower-cased, body)."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    request = urllib.request.Request(server.base + path, data=data, headers=headers or {},
+                                     method=method)
+    try:
+        with opener.open(request, timeout=60) as answer:
+            return answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
+
+
+def signed_in_opener(server: LiveServer, token: str) -> urllib.request.OpenerDirector:
+    """An opener holding a session cookie of `token`'s author (signed in through the form)."""
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    form = opener.open(server.base + "/signin", timeout=30).read().decode()
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
+    data = urllib.parse.urlencode({"token": token, "csrf": csrf}).encode()
+    opener.open(urllib.request.Request(server.base + "/signin", data=data,
+                                       headers={"Origin": server.base}), timeout=30).read()
+    return opener
+
+
+def test_a_token_never_reaches_the_log_a_page_or_an_answer(site):
+    server, tokens, db, _ = site
+    token = tokens["alice"]
+    wrong = "arena_" + "w" * 43
+    answers = [server.call("GET", f"/api/me?token={token}"),  # a token in a URL is no token
+               server.call("GET", "/api/me", wrong), server.call("GET", "/api/me", token),
+               server.call("GET", "/api/submissions", token),
+               unfollowed(server, "GET", f"/me?token={token}")]
+    assert [a[0] for a in answers] == [401, 401, 200, 200, 303]
+    opener = signed_in_opener(server, token)
+    me = opener.open(server.base + "/me", timeout=30).read()
+    assert b"alice" in me  # signed in: the author's own page
+    for _, headers, body in [*answers, (200, {}, me)]:
+        assert token.encode() not in body and all(token not in v for v in headers.values())
+    log = server.log.read_text(errors="replace")
+    assert token not in log and wrong not in log
+
+
+def test_the_private_pages_refuse_the_anonymous_and_change_nothing(site):
+    server, _, db, folder = site
+    before, files = table_counts(db), files_under(folder)
+    status, headers, _ = unfollowed(server, "GET", "/me")
+    assert status == 303 and headers["location"].endswith("/signin")
+    form = {"Content-Type": "multipart/form-data; boundary=b", "Origin": server.base}
+    body = (b'--b\r\nContent-Disposition: form-data; name="archive"; filename="a.tar.gz"\r\n'
+            b"Content-Type: application/gzip\r\n\r\n" + tar_archive(bot_files("anon")) + b"\r\n--b--\r\n")
+    status, _, page = unfollowed(server, "POST", "/me/upload", body, form)
+    assert status == 403 and b"not signed in" in page
+    status, _, _ = unfollowed(server, "POST", "/signout", b"csrf=x",
+                              {"Content-Type": "application/x-www-form-urlencoded",
+                               "Origin": server.base})
+    assert status in (303, 403)
+    assert table_counts(db) == before and files_under(folder) == files
