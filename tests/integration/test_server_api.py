@@ -360,3 +360,24 @@ def test_the_server_command_refuses_a_bad_root_path_in_one_line(tmp_path):
                                      "arena/"])
     assert result.exit_code == 2 and "--root-path 'arena/'" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_tokens_are_found_by_digest_and_compared_in_constant_time(tmp_path, monkeypatch):
+    # Timing cannot be asserted in a test; what makes it safe can: the token itself is never looked
+    # up or compared, only its sha256 digest, and that through hmac.compare_digest.
+    from arena.server import authors
+
+    store = Store(tmp_path / "arena.db")
+    token = add_author(store, "alice")
+    looked_up, compared = [], []
+    holder = store.token_holder
+    monkeypatch.setattr(store, "token_holder", lambda digest: looked_up.append(digest) or holder(digest))
+    real = authors.hmac.compare_digest
+    monkeypatch.setattr(authors.hmac, "compare_digest",
+                        lambda a, b: compared.append((a, b)) or real(a, b))
+    assert authors.authenticate(store, token).name == "alice"
+    assert looked_up == [hash_token(token)] and compared == [(hash_token(token),) * 2]
+    looked_up.clear()
+    near = token[:-1] + ("A" if token[-1] != "A" else "B")  # one character off
+    assert authors.authenticate(store, near) is None
+    assert looked_up == [hash_token(near)] and token not in looked_up
