@@ -440,6 +440,9 @@ class Ladder(DriverPolicy):
             key = key_of(version)
             if key in self.entries:
                 continue
+            # Each validation plays a game: a stop asked for while many new versions wait (a
+            # burst of uploads) is honoured between two of them, not after them all.
+            self.session.check_stop()
             status, reason = self._validate(version)
             self.session.writer.flush()  # the tables before its tick land first (a resume replays by tick)
             self.store.ladder_entry(self.tid, version.id, key, status, reason, tick)

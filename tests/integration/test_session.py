@@ -239,3 +239,31 @@ def test_the_listener_is_told_the_executor_and_sandbox_before_the_run(tmp_path):
                      listener=Told())
     assert (run.executor, run.executor_reason) == ("serial", "requested")
     assert told and told[0][:2] == ("serial", "requested") and told[0][4] == "in-process bots only"
+
+
+def test_a_stop_asked_for_during_a_burst_of_validations_is_honoured_between_two(tmp_path, monkeypatch):
+    """Forty new versions validate one game each: `arena ladder stop` must not wait for them all."""
+    from arena.config import load_ladder_config
+    from arena.ladder import Ladder
+    from arena.registry import Registry
+    from tests.support.botfolders import make_bot
+
+    db = tmp_path / "a.db"
+    registry = Registry(db)
+    for i in range(4):
+        registry.add(make_bot(tmp_path / f"b{i}", f"b{i}"))
+    path = tmp_path / "ladder.toml"
+    path.write_text('name = "burst"\nseed = 1\ndeals = 1\n[[formats]]\ngame = "xeri"\nseats = 2\n'
+                    'options = { rounds = 1 }\n')
+    validated = []
+    with SerialExecutor(pin=False) as ex:
+        ladder = Ladder(load_ladder_config(path), Store(db), Registry(db), ex)
+
+        def validate(version):
+            validated.append(version.ref)
+            ladder.session.cancel_requested.set()  # `arena ladder stop` arrives during the first
+            return "active", ""
+
+        monkeypatch.setattr(ladder, "_validate", validate)
+        assert ladder.run(False).status == "stopped"
+    assert len(validated) == 1
