@@ -35,6 +35,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from arena.store.changes import DatabaseMarker
+from arena.web.flights import build_once
 
 DEFAULT_MAX_AGE_S = 2.0
 MAX_AGE_ENV = "ARENA_PAGE_CACHE_S"
@@ -139,16 +140,6 @@ class PageCache:
             return await asyncio.shield(pending)
         self.misses += 1
         born = self.clock()  # before the build: its age counts from what it could read
-        future = asyncio.get_running_loop().create_future()
-        self._filling[flight] = future
-        try:
-            value = await run_in_threadpool(compute)
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved: no "never retrieved" warning when nobody waited
-            raise
-        finally:
-            self._filling.pop(flight, None)
-        self._put(marker, key, value, born)
-        future.set_result(value)
+        value = await build_once(self._filling, flight, compute)
+        self._put(marker, key, value, born)  # before any waiter resumes: they find it kept
         return value

@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
+from arena.web.flights import build_once
 
 DEFAULT_BUDGET_MB = 256
 BUDGET_ENV = "ARENA_REPLAY_CACHE_MB"
@@ -119,16 +119,6 @@ class ReplayCache:
             self.hits += 1
             return await asyncio.shield(pending)
         self.misses += 1
-        future = asyncio.get_running_loop().create_future()
-        self._filling[key] = future
-        try:
-            value = await run_in_threadpool(compute)
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved: no "never retrieved" warning when nobody waited
-            raise
-        finally:
-            self._filling.pop(key, None)
-        self.put(key, value, size_of(value))
-        future.set_result(value)
+        value = await build_once(self._filling, key, compute)
+        self.put(key, value, size_of(value))  # before any waiter resumes: they find it kept
         return value
