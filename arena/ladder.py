@@ -472,11 +472,11 @@ class Ladder(DriverPolicy):
             return "rejected", str(exc)
         if not self.config.validate_bots:
             return "active", ""
-        from arena.checker import check_bot
+        from arena.checker import check_vouched
 
         fmt = self.config.formats[0]
         # the ladder's own table: its seat count and options, not every set `bot check` tries
-        report = check_bot(spec, [fmt.game], game=fmt.game, time=self.time, deals=1,
+        report = check_vouched(spec, [fmt.game], game=fmt.game, time=self.time, deals=1,
                            seed=self.config.seed + 1, options=dict(fmt.options), seats=fmt.seats)
         if report.clean:
             return "active", ""

@@ -45,7 +45,7 @@ def failure_reason(report) -> str:
 
 def run_check(db_path: Path, name: str, version: str, sandbox: str = "auto") -> tuple[bool, dict, str | None]:
     """Check the registered version name@version in the sandbox: (clean, report, reason)."""
-    from arena.checker import check_bot
+    from arena.checker import check_vouched
     from arena.registry import Registry
 
     with open_store(db_path) as store:
@@ -53,7 +53,7 @@ def run_check(db_path: Path, name: str, version: str, sandbox: str = "auto") -> 
         v = registry.lookup(f"{name}@{version}")
         spec = registry.spec(v, sandbox=sandbox)
         expected = registry.manifest_ref(v)
-    report = check_bot(spec, list(v.games), expected=expected, language=v.language or "")
+    report = check_vouched(spec, list(v.games), expected=expected, language=v.language or "")
     return report.clean, report_json(report), None if report.clean else failure_reason(report)
 
 
