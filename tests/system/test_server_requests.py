@@ -170,8 +170,9 @@ def status_of(answer: bytes) -> int | None:
 
 def test_a_body_over_the_limit_is_413_on_every_write_route_and_never_read_on(site):
     server, tokens, db, folder = site
+    routes = write_routes(server, tokens)  # signs in first: a session row of its own
     tables, files = table_counts(db), files_under(folder)
-    for path, lines, limit in write_routes(server, tokens):
+    for path, lines, limit in routes:
         # Declared too large: answered before a byte of the body is sent, and the connection
         # closed rather than kept to drain the body it announced.
         head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n{lines}"

@@ -44,7 +44,9 @@ ALLOWED_ATTRIBUTES = frozenset({
     "accept", "action", "autocomplete", "charset", "class", "colspan", "content", "defer",
     "enctype", "height", "hidden", "href", "id", "lang", "max", "method", "min", "name",
     "open", "preserveaspectratio", "rel", "required", "role", "scope", "size", "src", "title", "type",
-    "value", "version", "viewbox", "width", "x", "y"})
+    "value", "version", "viewbox", "width", "x", "y",
+    # the author page's server-drawn trajectory chart (me.html): SVG geometry, numbers only
+    "x1", "x2", "y1", "y2", "text-anchor", "points", "d", "cx", "cy", "r"})
 LADDER = """
 name = "xss-ladder"
 seed = 7
