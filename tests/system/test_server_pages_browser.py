@@ -36,10 +36,17 @@ def pages_server(tmp_path_factory):
         yield url, token, archive
 
 
+def game_page(driver, base: str) -> None:
+    """Open game g's page and wait until it is drawn (a loaded machine once gave an empty page
+    source right after the load: what is or is not on it must be read from the page itself)."""
+    driver.get(base + "/games/g")
+    wait(driver, lambda d: d.find_elements(By.ID, "replay"), "game g's page was not drawn")
+
+
 def test_an_author_signs_in_uploads_sees_own_logs_and_signs_out(driver, pages_server):
     base, token, archive = pages_server
     driver.delete_all_cookies()
-    driver.get(base + "/games/g")
+    game_page(driver, base)
     assert "b after dropping" not in driver.page_source  # not signed in: b's logs are alice's
     driver.get(base + "/me")
     wait(driver, lambda d: d.find_elements(By.NAME, "token"), "/me did not lead to the sign-in form")
@@ -52,7 +59,7 @@ def test_an_author_signs_in_uploads_sees_own_logs_and_signs_out(driver, pages_se
     ok = wait(driver, lambda d: d.find_elements(By.ID, "upload-ok"), "the upload was not received")
     assert "received" in ok[0].text
     assert "webbot" in driver.find_element(By.ID, "submissions").text
-    driver.get(base + "/games/g")
+    game_page(driver, base)
     assert "b after dropping" in driver.page_source  # alice sees her bot's per-move logs
     driver.get(base + "/me")
     driver.find_element(By.CSS_SELECTOR, "form.signout button").click()
