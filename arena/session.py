@@ -80,22 +80,35 @@ class StopRequested(KeyboardInterrupt):
     """
 
 
-def install_sigterm(requested: threading.Event) -> Callable[[], None]:
-    """SIGTERM stops a driver like Ctrl-C (matches in flight end, the rest is resumable); undo with the result.
+def install_stop_signals(requested: threading.Event) -> Callable[[], None]:
+    """SIGTERM and Ctrl-C (SIGINT) stop a driver cleanly (matches in flight end, the rest is
+    resumable); undo with the result.
 
-    The handler also sets `requested`, which the driver checks between matches: an exception
+    The handlers also set `requested`, which the driver checks between matches: an exception
     raised by a signal handler is lost when it lands in a finalizer (Python prints "Exception
-    ignored" and goes on), and the stop must not be lost with it.
+    ignored" and goes on), and the stop must not be lost with it. Ctrl-C needs its own handler
+    for the same reason: under the default one, `asyncio.run` turns the first Ctrl-C into a
+    cancellation of its task, and a task that ends normally all the same (a validation game
+    finishing its cleanup) swallows the Ctrl-C: a ladder went on playing for minutes after it.
     """
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
-    def handler(signum, frame):
+    def on_sigterm(signum, frame):
         requested.set()
         raise StopRequested()
 
-    previous = signal.signal(signal.SIGTERM, handler)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+    def on_sigint(signum, frame):
+        requested.set()
+        raise KeyboardInterrupt()
+
+    previous = {sig: signal.signal(sig, handler)
+                for sig, handler in ((signal.SIGTERM, on_sigterm), (signal.SIGINT, on_sigint))}
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return restore
 
 
 def start_heartbeat(store: Store, tid: int, token: str,
@@ -227,7 +240,7 @@ class DriverSession:
         self.listener = listener
         self.lease = Lease.mine()
         self.cancel_requested = threading.Event()  # `arena … stop|cancel`, seen by the heartbeat
-        self.stop_requested = threading.Event()  # SIGTERM
+        self.stop_requested = threading.Event()  # SIGTERM or Ctrl-C
         self.tid = 0
         self.writer: MatchWriter | None = None
 
@@ -250,7 +263,7 @@ class DriverSession:
         What the writer holds is written on every way out; `close(status)` runs before the status
         is recorded and the lease released, whatever happened.
         """
-        restore = install_sigterm(self.stop_requested)
+        restore = install_stop_signals(self.stop_requested)
         beat = start_heartbeat(self.store, self.tid, self.lease.token, self.cancel_requested)
         status = "interrupted"
         try:

@@ -267,3 +267,41 @@ def test_a_stop_asked_for_during_a_burst_of_validations_is_honoured_between_two(
         monkeypatch.setattr(ladder, "_validate", validate)
         assert ladder.run(False).status == "stopped"
     assert len(validated) == 1
+
+
+def test_ctrl_c_stops_the_run_even_when_a_game_in_flight_swallows_it(tmp_path):
+    """Under the default handler asyncio.run turns the first Ctrl-C into a cancellation, which a
+    task that ends normally all the same would swallow; the session's handler keeps it."""
+    import asyncio
+
+    store = Store(tmp_path / "a.db")
+    driver = DriverSession(store, SerialExecutor(pin=False), Listener())
+    tid = new_tournament(store, driver.lease)
+    driver.hold(tid, writer_for(store, tid), created=True)
+    previous = signal.getsignal(signal.SIGINT)
+    finished_games = []
+
+    async def game_that_finishes_anyway() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the game runs
+            await asyncio.sleep(0.5)
+        except asyncio.CancelledError:
+            pass  # its cleanup ends the game normally
+        except KeyboardInterrupt:
+            raise
+        finished_games.append(1)
+
+    def play() -> str:
+        for _ in range(3):
+            try:
+                asyncio.run(game_that_finishes_anyway())
+            except KeyboardInterrupt:
+                pass  # the game's own handling; the stop must still be seen between games
+            driver.check_stop()
+        return "not stopped"
+
+    with pytest.raises(KeyboardInterrupt):
+        driver.run(play, cancelled="stopped")
+    assert store.tournament(tid)["status"] == "interrupted"
+    assert len(finished_games) <= 1  # stopped before the next game
+    assert signal.getsignal(signal.SIGINT) is previous
