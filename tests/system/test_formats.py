@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from arena.config import load_config
+from arena.config import TimeConfig, load_config
 from arena.executors import RayExecutor, SerialExecutor
 from arena.store import Store
 from arena.tournament import run_tournament
@@ -45,6 +45,9 @@ def ray_executor():
 @pytest.mark.parametrize("name", FORMAT_CONFIGS)
 def test_shipped_config_runs_serially_and_on_ray_with_identical_records(name, ray_executor):
     config, bots, rows = load_config(CONFIGS / f"{name}.toml")
+    # A patient clock: the claim is about where matches run, and a move a loaded CI machine
+    # delayed past 2 s would end one run's game as a timeout and not the other's.
+    config = config.model_copy(update={"time": TimeConfig(startup_ms=60_000, move_ms=30_000)})
     serial, ray = Store(":memory:"), Store(":memory:")
     a = run_tournament(config, bots, rows, serial, SerialExecutor())
     b = run_tournament(config, bots, rows, ray, ray_executor)
