@@ -59,7 +59,9 @@ from arena.store import MatchRecord, Store, now
 from arena.store.writer import LadderWriter, finished_tables, played_game
 from arena.tournament import score_result
 
-REGISTRY_POLL_S = 1.0  # seconds between looks at the registry for new and retired versions
+# Seconds between looks at the registry for new and retired versions: a new version waits for
+# at most this after its table in flight (a look costs 2.4 ms with 200 versions: under 1 % of a core).
+REGISTRY_POLL_S = 0.25
 FLUSH_TABLES = 64  # finished tables written together (fewer transactions on a fast ladder)
 FLUSH_SECONDS = 2.0
 IDLE_WAIT_S = 0.5  # how long an idle ladder (too few bots) sleeps between registry polls
