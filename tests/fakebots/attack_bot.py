@@ -20,6 +20,7 @@ attack ends it):
 import ctypes
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -102,6 +103,7 @@ def attack():
                                           "hostile-escapee"])
             os._exit(0)
     elif mode == "children":
+        filled_r, filled_w = os.pipe()
         for _ in range(10):
             if os.fork() == 0:
                 try:
@@ -110,10 +112,19 @@ def attack():
                         buf[i] = 1
                 except MemoryError:
                     os._exit(3)
+                os.write(filled_w, b"1")
                 signal.pause()
                 os._exit(0)
         report("children", "10 started")
-        time.sleep(1)  # while they fill their memory
+        # Play on only once they are all resident (or 3 s, under the 5 s move, have passed: a
+        # child the limit killed never says so): on a loaded machine a fixed 1 s was too short,
+        # and the game ended before the tree reached its memory limit.
+        filled, deadline = 0, time.monotonic() + 3
+        while filled < 10 and time.monotonic() < deadline:
+            ready, _, _ = select.select([filled_r], [], [], max(0.0, deadline - time.monotonic()))
+            if ready:
+                filled += len(os.read(filled_r, 10))
+        report("children", f"{filled} filled")
     elif mode == "shm":
         report("shm", fill("/dev/shm", int(arg)))
         report("tmp", fill(os.environ.get("TMPDIR", "/tmp"), int(arg)))
