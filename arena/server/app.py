@@ -268,7 +268,7 @@ def create_server_app(db_path: str | Path, config: ServerConfig | None = None,
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(ClientGone), Middleware(SecurityHeaders),
-                                Middleware(pages.Viewers, sessions=sessions, db_path=db_path)])
+                                Middleware(pages.Viewers, sessions=sessions)])
     app.state.db_path = db_path
     app.state.config = config
     app.state.pool = pool

@@ -43,22 +43,13 @@ class Refused(ArenaError):
 
 
 # -- who is asking ---------------------------------------------------------------------------------
-def _viewer(db_path, session: Session) -> Author | None:
-    with open_store(db_path) as store:
-        row = store.token_holder(session.token_hash)
-    if row is None or row["author_id"] != session.author_id:
-        return None  # the token was revoked or rotated, or the author disabled: the session ends
-    return Author(row["author_id"], row["name"], row["role"])
-
-
 class Viewers:
     """ASGI middleware: the request's signed-in author in `scope["arena.viewer"]` (None when not
     signed in) and its session in `scope["arena.session"]`, for the pages and the log filter."""
 
-    def __init__(self, app, sessions: SessionStore, db_path):
+    def __init__(self, app, sessions: SessionStore):
         self.app = app
         self.sessions = sessions
-        self.db_path = db_path
 
     async def __call__(self, scope, receive, send):
         """Find the session of the request's cookie, if it is live; pass the request on."""
@@ -66,13 +57,12 @@ class Viewers:
             scope["arena.server"] = True
             scope["arena.viewer"] = scope["arena.session"] = None
             session_id = Request(scope).cookies.get(SESSION_COOKIE)
+            # One read: the session, whether its token and author are still live (a dead one
+            # is deleted there), and the author's name and role.
             session = await run_in_threadpool(self.sessions.get, session_id) if session_id else None
             if session is not None:
-                viewer = await run_in_threadpool(_viewer, self.db_path, session)
-                if viewer is None:
-                    await run_in_threadpool(self.sessions.close, session_id)
-                else:
-                    scope["arena.viewer"], scope["arena.session"] = viewer, (session_id, session)
+                viewer = Author(session.author_id, session.author_name, session.author_role)
+                scope["arena.viewer"], scope["arena.session"] = viewer, (session_id, session)
         await self.app(scope, receive, send)
 
 

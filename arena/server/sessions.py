@@ -67,12 +67,15 @@ def _epoch(text: str) -> float:
 
 @dataclass(frozen=True)
 class Session:
-    """One signed-in browser: whose it is, the token it came from (digest), its CSRF token."""
+    """One signed-in browser: whose it is, the token it came from (digest), its CSRF token; a
+    session read back (`get`) also carries its author's name and role, checked live with it."""
 
     author_id: int
     token_hash: str
     csrf: str
     expires_at: str
+    author_name: str = ""
+    author_role: str = ""
 
 
 class SessionStore:
@@ -118,7 +121,8 @@ class SessionStore:
                 expires_at = stamp(min(when + self.idle_s,
                                        _epoch(row["created_at"]) + self.max_age_s))
                 store.touch_session(key, stamp(when), expires_at)
-        return Session(row["author_id"], row["token_hash"], csrf_of(session_id), expires_at)
+        return Session(row["author_id"], row["token_hash"], csrf_of(session_id), expires_at,
+                       row["name"], row["role"])
 
     def close(self, session_id: str | None) -> None:
         """End the session of this id (signing out)."""

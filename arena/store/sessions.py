@@ -24,9 +24,11 @@ class SessionRows:
 
     def session_row(self, id_hash: str) -> dict | None:
         """The sessions row of this digest, with `live` true while the token it was opened with is
-        live and its author not disabled; None when there is no such row."""
+        live and its author not disabled, and then the author's `name` and `role`; None when
+        there is no such row."""
         rows = list(self.db.query(
-            "select s.*, (t.id is not null and a.id is not null) live from sessions s "
+            "select s.*, (t.id is not null and a.id is not null) live, a.name, a.role "
+            "from sessions s "
             "left join author_tokens t on t.token_hash = s.token_hash "
             " and t.author_id = s.author_id and t.revoked_at is null "
             "left join authors a on a.id = s.author_id and a.disabled_at is null "
