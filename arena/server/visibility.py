@@ -61,30 +61,33 @@ class Visibility:
         return viewer is not None and viewer.organiser
 
     # -- games ---------------------------------------------------------------------------------
-    def game_young(self, store: Store, game_id: str, moment: datetime | None = None) -> bool:
-        """Whether game `game_id` is younger than the delay (not yet public); False for an
-        unknown game (it is not found instead)."""
-        if self.replay_delay <= 0:
+    def _young(self, recorded_at: str | None, moment: datetime | None = None) -> bool:
+        """Whether a game recorded at `recorded_at` is younger than the delay (not yet public);
+        False for none (an unknown game is not found instead)."""
+        return (self.replay_delay > 0 and bool(recorded_at)
+                and recorded_at > cutoff(self.replay_delay, moment))
+
+    def _hidden(self, store: Store, game_id: str, recorded_at: str | None, viewer: Author | None,
+                moment: datetime | None = None) -> bool:
+        if self.sees_everything(viewer) or not self._young(recorded_at, moment):
             return False
-        recorded = game_recorded_at(store, game_id)
-        return bool(recorded) and recorded > cutoff(self.replay_delay, moment)
+        return viewer is None or not author_played(store, game_id, viewer.id)
 
     def game_hidden(self, store: Store, game_id: str, viewer: Author | None,
                     moment: datetime | None = None) -> bool:
         """Whether game `game_id` is still hidden from `viewer`: younger than the delay and not
         one of the viewer's bots' games."""
-        if self.sees_everything(viewer) or not self.game_young(store, game_id, moment):
-            return False
-        return viewer is None or not author_played(store, game_id, viewer.id)
+        return self._hidden(store, game_id, game_recorded_at(store, game_id), viewer, moment)
 
-    def check_game(self, request, store: Store, game_id: str) -> bool:
+    def check_game(self, request, store: Store, game_id: str, recorded_at: str) -> bool:
         """NotFound (404) saying the game is not yet public when it is hidden from the request;
-        else whether it is shown early (to its authors or an organiser: never to be cached)."""
-        if self.game_hidden(store, game_id, self.viewer_of(request)):
+        else whether it is shown early (to its authors or an organiser: never to be cached).
+        `recorded_at`: the game's, which the caller has read."""
+        if self._hidden(store, game_id, recorded_at, self.viewer_of(request)):
             raise NotFound(f"game {game_id} is not yet public: replays are shown "
                            f"{describe(self.replay_delay)} after the game (its bots' authors "
                            f"see it at once after signing in)")
-        return self.game_young(store, game_id)
+        return self._young(recorded_at)
 
     def hidden_games(self, store: Store, viewer: Author | None,
                      moment: datetime | None = None) -> frozenset[str]:

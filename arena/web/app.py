@@ -314,7 +314,7 @@ def _recording(request: Request, game_id: str) -> dict:
         if recording is not None and request.app.state.visibility is not None:
             # shown before it is public: to this viewer only, never kept by a shared cache
             request.scope["arena.early"] = request.app.state.visibility.check_game(
-                request, store, game_id)
+                request, store, game_id, recording["recorded_at"])
     if recording is None:
         raise HTTPException(404, f"no game with id {game_id!r}")
     return recording
