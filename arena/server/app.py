@@ -34,6 +34,7 @@ from arena.server.submissions import (
     TooLarge,
     accept_submission,
     open_store,
+    read_body,
     upload_limits,
 )
 from arena.server.visibility import Visibility
@@ -120,20 +121,6 @@ def _listed(row: dict) -> dict:
 def submission_url(request: Request, submission_id: int) -> str:
     """The submission's API path, under the root path the server is mounted at."""
     return f"{request.scope.get('root_path', '').rstrip('/')}/api/submissions/{submission_id}"
-
-
-async def read_body(request: Request, limit: int, what: str = "the archive") -> bytes:
-    """The request body; TooLarge (413) as soon as it is over `limit` bytes (never read further)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
-        raise TooLarge(f"{what} is over the limit of {limit:,} bytes "
-                       f"(Content-Length {int(declared):,})")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise TooLarge(f"{what} is over the limit of {limit:,} bytes")
-    return bytes(body)
 
 
 @api

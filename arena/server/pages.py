@@ -24,7 +24,13 @@ from starlette.responses import RedirectResponse, Response
 from arena.errors import ArenaError
 from arena.server.authors import Author, authenticate, hash_token
 from arena.server.sessions import SESSION_COOKIE, SIGNIN_COOKIE, Session, SessionStore, same
-from arena.server.submissions import TooLarge, accept_submission, open_store, upload_limits
+from arena.server.submissions import (
+    TooLarge,
+    accept_submission,
+    open_store,
+    read_body,
+    upload_limits,
+)
 from arena.store import Store
 from arena.store.database import stored_json
 from arena.store.public import author_ladder_standings, author_rating_snapshots, ladder_names
@@ -124,19 +130,6 @@ def check_origin(request: Request) -> None:
         raise Refused("the form came from another site (its Referer)")
 
 
-async def read_limited(request: Request, limit: int) -> bytes | None:
-    """The body, or None when it is over `limit` bytes (never reading more than that + a chunk)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
-
-
 def _url_form(body: bytes) -> dict[str, str]:
     fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=10)
     return {k: v[0] for k, v in fields.items()}
@@ -187,10 +180,10 @@ async def signin(request: Request) -> Response:
         check_origin(request)
     except Refused as exc:
         return _refused(request, str(exc))
-    body = await read_limited(request, FORM_BYTES)
-    if body is None:
-        return render(request, "error.html", {"status": 413, "message": "the form is too large"},
-                      status=413)
+    try:
+        body = await read_body(request, FORM_BYTES, "the form")
+    except TooLarge as exc:
+        return render(request, "error.html", {"status": 413, "message": str(exc)}, status=413)
     form = _url_form(body)
     if not same(form.get("csrf"), request.cookies.get(SIGNIN_COOKIE)):
         return _refused(request, "the sign-in form has expired or did not come from this site: "
@@ -219,10 +212,7 @@ async def _session_form(request: Request, limit: int) -> tuple[Session, str, byt
     if held is None:
         raise Refused("not signed in (or the session has ended): sign in again")
     check_origin(request)
-    body = await read_limited(request, limit)
-    if body is None:
-        raise TooLarge(f"the form is over the limit of {limit:,} bytes")
-    return held[1], held[0], body
+    return held[1], held[0], await read_body(request, limit, "the form")
 
 
 async def signout(request: Request) -> Response:

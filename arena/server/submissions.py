@@ -12,11 +12,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
 from arena.server.authors import Author
 from arena.store import Store
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 # Uploads register one at a time: two uploads of one content must not race for its snapshot
 # folder or its (name, version) row. The ladder writes from its own process, through SQLite's
@@ -29,7 +32,21 @@ class Forbidden(ArenaError):
 
 
 class TooLarge(ArenaError):
-    """The request body is over the archive size limit (413)."""
+    """The request body is over its size limit (413)."""
+
+
+async def read_body(request: Request, limit: int, what: str = "the archive") -> bytes:
+    """The request body; TooLarge (413) as soon as it is over `limit` bytes (never read further)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+        raise TooLarge(f"{what} is over the limit of {limit:,} bytes "
+                       f"(Content-Length {int(declared):,})")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise TooLarge(f"{what} is over the limit of {limit:,} bytes")
+    return bytes(body)
 
 
 class LimitReached(ArenaError):
