@@ -166,8 +166,8 @@ class FittedTable(Table):
         kept, widths, needed, folded = self._plan(console, width, settings.wide)
         # A legend goes below the table at the console's width: as a caption it would wrap at the
         # table's, which for a narrow table splits the list every few words.
-        legend = self._caption(console, kept) if self.legend is not None else None
-        inner = Table(title=self.title, caption=None if legend else self._caption(console, kept),
+        legend = self._legend_lines(console, kept, width) if self.legend is not None else []
+        inner = Table(title=self.title, caption=None if self.legend is not None else self.caption,
                       title_justify=self.title_justify,
                       caption_justify=self.caption_justify, box=self.box,
                       show_header=self.show_header, show_edge=self.show_edge)
@@ -189,8 +189,7 @@ class FittedTable(Table):
             yield from self._records(console)
             return
         yield inner
-        if legend:
-            yield from self._legend_lines(console, kept, width)
+        yield from legend
         if folded:
             names = ", ".join(_cell_text(console, self.columns[i].header).plain for i in folded)
             # Options are written without spaces so that a wrapped line never splits one.
@@ -203,20 +202,25 @@ class FittedTable(Table):
         """The caption; a legend names only the columns in `kept`."""
         if self.legend is None:
             return self.caption
-        prefix, meanings = self.legend
+        entries = self._legend_entries(console, kept)
+        return self.legend[0] + ", ".join(entries) if entries else None
+
+    def _legend_entries(self, console: Console, kept: list[int]) -> list[str]:
+        """`HEADER meaning` of each column in `kept` that the legend explains."""
+        meanings = self.legend[1]
         shown = [_cell_text(console, self.columns[i].header).plain for i in kept]
-        named = [f"{h} {meanings[h]}" for h in shown if h in meanings]
-        return prefix + ", ".join(named) if named else None
+        return [f"{h} {meanings[h]}" for h in shown if h in meanings]
 
     def _legend_lines(self, console: Console, kept: list[int], width: int) -> list[Text]:
-        """The legend in lines of at most `width`, broken between entries, never inside one."""
-        prefix, meanings = self.legend
-        shown = [_cell_text(console, self.columns[i].header).plain for i in kept]
-        entries = [f"{h} {meanings[h]}" for h in shown if h in meanings]
-        lines, line = [], prefix.rstrip()
+        """The legend in lines of at most `width`, broken between entries, never inside one
+        (none when no column it explains is shown)."""
+        entries = self._legend_entries(console, kept)
+        if not entries:
+            return []
+        lines, line = [], self.legend[0].rstrip()
         for n, entry in enumerate(entries):
             piece = entry + ("," if n < len(entries) - 1 else "")
-            if line and cell_len(line) + 1 + cell_len(piece) > width and line != prefix.rstrip():
+            if n and cell_len(line) + 1 + cell_len(piece) > width:
                 lines.append(line)
                 line = "  " + piece
             else:
