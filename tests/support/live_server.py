@@ -49,9 +49,11 @@ class LiveServer:
         return f"http://127.0.0.1:{self.port}"
 
     @classmethod
-    def start(cls, db: Path, cwd: Path, *extra: str, prefix: tuple[str, ...] = ()) -> LiveServer:
-        """Start `arena server --db DB` on a free port; returns once it answers HTTP."""
-        port = free_port()
+    def start(cls, db: Path, cwd: Path, *extra: str, prefix: tuple[str, ...] = (),
+              port: int | None = None) -> LiveServer:
+        """Start `arena server --db DB` on `port` (a free one when None); returns once it
+        answers HTTP."""
+        port = port or free_port()
         log = cwd / f"server-{port}.log"
         with open(log, "ab") as out:
             proc = subprocess.Popen(

@@ -12,7 +12,7 @@ import pytest
 from arena.server.authors import add_author
 from arena.server.sessions import SESSION_COOKIE
 from arena.store import Store
-from tests.system.test_server import _free_port, _start, _stop
+from tests.support.live_server import LiveServer
 
 pytestmark = pytest.mark.slow
 
@@ -26,9 +26,8 @@ def test_a_session_survives_the_server_being_killed_and_started_again(tmp_path):
     store = Store(db)
     token = add_author(store, "alice")
     store.db.conn.close()
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    proc = _start(db, port, tmp_path)
+    server = LiveServer.start(db, tmp_path, "--checkers", "1")
+    base, port = server.base, server.port
     try:
         with httpx.Client(base_url=base, follow_redirects=False, timeout=30) as browser:
             form = browser.get("/signin")
@@ -37,8 +36,8 @@ def test_a_session_survives_the_server_being_killed_and_started_again(tmp_path):
             cookie = signed.cookies[SESSION_COOKIE]
             csrf = _csrf(browser.get("/me").text)
     finally:
-        _stop(proc, signal.SIGKILL)  # no clean shutdown: nothing could be saved on the way out
-    proc = _start(db, port, tmp_path)
+        server.stop(signal.SIGKILL)  # no clean shutdown: nothing could be saved on the way out
+    server = LiveServer.start(db, tmp_path, "--checkers", "1", port=port)
     try:
         with httpx.Client(base_url=base, follow_redirects=False, timeout=30,
                           cookies={SESSION_COOKIE: cookie}) as browser:
@@ -50,4 +49,4 @@ def test_a_session_survives_the_server_being_killed_and_started_again(tmp_path):
                           cookies={SESSION_COOKIE: cookie}) as replayed:
             assert replayed.get("/me").headers["location"] == "/signin"  # ended on the server
     finally:
-        _stop(proc)
+        server.stop()
