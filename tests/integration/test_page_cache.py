@@ -19,12 +19,12 @@ from starlette.testclient import TestClient
 from arena.leaderboards import GAME_SCOPE
 from arena.leaderboards import leaderboard as fit_leaderboard
 from arena.server.app import ServerConfig, create_server_app
-from arena.server.authors import add_author
 from arena.store import Store
 from arena.store.changes import DatabaseMarker
 from arena.web import create_app, data
 from arena.web.page_cache import PageCache, max_age_from_env
 from tests.support.game_logs import record_logged_game
+from tests.support.server import logged_game_with_authors
 from tests.support.tournaments import play_tournament
 
 B_LINE = "b after dropping"  # a line of bot b's stderr in game g (tests/support/game_logs.py)
@@ -326,13 +326,7 @@ def server(tmp_path):
     """(client factory, tokens): game g between a (the organiser's) and b (alice's), b crashing
     with its stderr recorded."""
     db = tmp_path / "arena.db"
-    record_logged_game(db)
-    store = Store(db)
-    tokens = {"alice": add_author(store, "alice"), "bob": add_author(store, "bob")}
-    with store.transaction():
-        store.db.conn.execute("update bots set author_id = ?, manifest = '{}' where name = 'b'",
-                              [store.author_named("alice")["id"]])
-    store.db.conn.close()
+    tokens = logged_game_with_authors(db, "bob")
     app = create_server_app(db)
     clients: list[TestClient] = []
 
@@ -385,13 +379,7 @@ def test_a_bots_logs_reach_only_its_author_whoever_asked_first(server):
 
 def test_a_game_not_yet_public_is_linked_only_for_its_author_whoever_asked_first(tmp_path):
     db = tmp_path / "arena.db"
-    record_logged_game(db)
-    store = Store(db)
-    token = add_author(store, "alice")
-    with store.transaction():
-        store.db.conn.execute("update bots set author_id = ?, manifest = '{}' where name = 'b'",
-                              [store.author_named("alice")["id"]])
-    store.db.conn.close()
+    token = logged_game_with_authors(db)["alice"]
     app = create_server_app(db, ServerConfig(replay_delay=3600.0))
     with TestClient(app) as alice, TestClient(app) as anonymous:
         form = alice.get("/signin").text

@@ -12,12 +12,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from arena.server.app import ServerConfig, create_server_app
-from arena.server.authors import add_author, revoke_author
+from arena.server.authors import revoke_author
 from arena.store import Store
 from arena.uploads import UploadLimits
 from arena.web import create_app
-from tests.support.game_logs import record_logged_game
-from tests.support.server import auth, bot_archive
+from tests.support.server import auth, bot_archive, logged_game_with_authors
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
@@ -30,15 +29,7 @@ def server(tmp_path):
     """(db, tokens by author, a client factory): game g between a (the organiser's) and b
     (alice's), b crashing with its stderr recorded."""
     db = tmp_path / "arena.db"
-    record_logged_game(db)
-    store = Store(db)
-    tokens = {"alice": add_author(store, "alice"), "bob": add_author(store, "bob"),
-              "root": add_author(store, "root", role="organiser")}
-    alice = store.author_named("alice")["id"]
-    with store.transaction():
-        store.db.conn.execute("update bots set author_id = ?, manifest = '{}' where name = 'b'",
-                              [alice])
-    store.db.conn.close()
+    tokens = logged_game_with_authors(db, "bob", organisers=("root",))
     clients = []
 
     def client(config: ServerConfig | None = None, **kw) -> TestClient:

@@ -1,4 +1,5 @@
-"""Helpers for the competition server's tests: bot archives and the API's Authorization header."""
+"""Helpers for the competition server's tests: bot archives, the API's Authorization header, and
+a database whose logged game has a bot submitted by an author."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import io
 import tarfile
 from pathlib import Path
 
+from arena.server.authors import add_author
+from arena.store import Store
 from tests.support.botfolders import make_bot
+from tests.support.game_logs import record_logged_game
 
 
 def bot_archive(tmp: Path, name: str = "rb", version: str = "1", extra: bytes = b"") -> bytes:
@@ -24,3 +28,19 @@ def bot_archive(tmp: Path, name: str = "rb", version: str = "1", extra: bytes = 
 def auth(token: str) -> dict:
     """The Authorization header of a token."""
     return {"Authorization": f"Bearer {token}"}
+
+
+def logged_game_with_authors(db: Path, *others: str, organisers: tuple[str, ...] = ()) -> dict[str, str]:
+    """Record game g (tests/support/game_logs.py: a, the organiser's, against b, which crashes with
+    its stderr recorded) into `db`, with b submitted by alice; the API token of alice, of each of
+    `others` (authors) and of each of `organisers`, by name."""
+    record_logged_game(db)
+    store = Store(db)
+    tokens = {"alice": add_author(store, "alice")}
+    tokens.update({name: add_author(store, name) for name in others})
+    tokens.update({name: add_author(store, name, role="organiser") for name in organisers})
+    with store.transaction():  # as if alice had submitted b (a submitted version has a manifest)
+        store.db.conn.execute("update bots set author_id = ?, manifest = '{}' where name = 'b'",
+                              [store.author_named("alice")["id"]])
+    store.db.conn.close()
+    return tokens

@@ -8,10 +8,8 @@ from __future__ import annotations
 import pytest
 
 from arena.server.app import create_server_app
-from arena.server.authors import add_author
-from arena.store import Store
 from tests.support.game_logs import record_logged_game
-from tests.support.server import bot_archive
+from tests.support.server import bot_archive, logged_game_with_authors
 from tests.system.test_web_browser import _serve, driver, js_errors, no_alert, wait  # noqa: F401
 
 By = pytest.importorskip("selenium.webdriver.common.by").By  # skipped above when it is missing
@@ -23,13 +21,7 @@ def pages_server(tmp_path_factory):
     alice's."""
     tmp = tmp_path_factory.mktemp("serverpages")
     db = tmp / "arena.db"
-    record_logged_game(db)
-    store = Store(db)
-    token = add_author(store, "alice")
-    with store.transaction():
-        store.db.conn.execute("update bots set author_id = ?, manifest = '{}' where name = 'b'",
-                              [store.author_named("alice")["id"]])
-    store.db.conn.close()
+    token = logged_game_with_authors(db)["alice"]
     archive = tmp / "webbot.tar.gz"
     archive.write_bytes(bot_archive(tmp, "webbot", "1"))
     for url in _serve(create_server_app(db)):
