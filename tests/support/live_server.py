@@ -10,8 +10,10 @@ HTTP through urllib, or a socket for what urllib will not send), wait for a chec
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -19,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,3 +166,15 @@ def files_under(folder: Path) -> set[str]:
     journal files, which come and go with any read."""
     return {str(p.relative_to(folder)) for p in folder.rglob("*")
             if not p.name.startswith("server-") and not p.name.endswith(("-wal", "-shm", "-journal"))}
+
+
+def signed_in(server: LiveServer, token: str) -> urllib.request.OpenerDirector:
+    """An opener holding a session cookie of `token`'s author (signed in through the form)."""
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    form = opener.open(server.base + "/signin", timeout=30).read().decode()
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
+    data = urllib.parse.urlencode({"token": token, "csrf": csrf}).encode()
+    me = opener.open(urllib.request.Request(server.base + "/signin", data=data), timeout=30)
+    assert me.url.endswith("/me"), me.url
+    return opener

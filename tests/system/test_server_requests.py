@@ -26,7 +26,7 @@ from arena.server.pages import FORM_BYTES, FORM_OVERHEAD
 from arena.store import Store
 from arena.uploads import UploadLimits
 from arena.web.serving import BODY_MIN_RATE, BODY_TIMEOUT_S
-from tests.support.live_server import LiveServer, files_under, raw_exchange, table_counts
+from tests.support.live_server import LiveServer, files_under, raw_exchange, signed_in, table_counts
 from tests.support.paths import BOTS
 
 pytestmark = pytest.mark.slow
@@ -251,18 +251,6 @@ def unfollowed(server: LiveServer, method: str, path: str, data: bytes | None = 
         return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
 
 
-def signed_in_opener(server: LiveServer, token: str) -> urllib.request.OpenerDirector:
-    """An opener holding a session cookie of `token`'s author (signed in through the form)."""
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    form = opener.open(server.base + "/signin", timeout=30).read().decode()
-    csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
-    data = urllib.parse.urlencode({"token": token, "csrf": csrf}).encode()
-    opener.open(urllib.request.Request(server.base + "/signin", data=data,
-                                       headers={"Origin": server.base}), timeout=30).read()
-    return opener
-
-
 def test_a_token_never_reaches_the_log_a_page_or_an_answer(site):
     server, tokens, db, _ = site
     token = tokens["alice"]
@@ -272,7 +260,7 @@ def test_a_token_never_reaches_the_log_a_page_or_an_answer(site):
                server.call("GET", "/api/submissions", token),
                unfollowed(server, "GET", f"/me?token={token}")]
     assert [a[0] for a in answers] == [401, 401, 200, 200, 303]
-    opener = signed_in_opener(server, token)
+    opener = signed_in(server, token)
     me = opener.open(server.base + "/me", timeout=30).read()
     assert b"alice" in me  # signed in: the author's own page
     for _, headers, body in [*answers, (200, {}, me)]:

@@ -10,7 +10,6 @@ is there (so the pages were really tried), and every JSON answer is application/
 
 from __future__ import annotations
 
-import http.cookiejar
 import io
 import json
 import os
@@ -28,7 +27,7 @@ from markupsafe import escape
 from arena.server.authors import add_author
 from arena.store import Store
 from tests.support.botfolders import make_bot
-from tests.support.live_server import LiveServer
+from tests.support.live_server import LiveServer, signed_in
 from tests.support.paths import FAKES, ROOT
 
 pytestmark = pytest.mark.slow
@@ -125,18 +124,6 @@ def unescaped(page: str) -> list[str]:
 def escaped_payload_in(page: str) -> bool:
     """Whether a payload is on the page, escaped (the page really showed an author's string)."""
     return "&lt;script&gt;alert(" in page
-
-
-def signed_in(server: LiveServer, token: str) -> urllib.request.OpenerDirector:
-    """An opener holding a session cookie of `token`'s author (signed in through the form)."""
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    form = opener.open(server.base + "/signin", timeout=30).read().decode()
-    csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
-    data = urllib.parse.urlencode({"token": token, "csrf": csrf}).encode()
-    me = opener.open(urllib.request.Request(server.base + "/signin", data=data), timeout=30)
-    assert me.url.endswith("/me"), me.url
-    return opener
 
 
 def fetch(opener, url: str) -> tuple[int, str, str, str]:
