@@ -24,7 +24,6 @@ The environment variable `ARENA_PAGE_CACHE_S` sets `max_age` (default 2 s); `0` 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -36,6 +35,7 @@ from starlette.concurrency import run_in_threadpool
 
 from arena.store.changes import DatabaseMarker
 from arena.web.flights import build_once
+from arena.web.replay_cache import number_from_env
 
 DEFAULT_MAX_AGE_S = 2.0
 MAX_AGE_ENV = "ARENA_PAGE_CACHE_S"
@@ -44,12 +44,7 @@ MAX_ENTRIES = 256  # pages × query strings × encodings; a flood of distinct UR
 
 def max_age_from_env() -> float:
     """The cache's `max_age` in seconds from ARENA_PAGE_CACHE_S (default 2; 0 disables it)."""
-    text = os.environ.get(MAX_AGE_ENV, "").strip()
-    try:
-        seconds = float(text) if text else DEFAULT_MAX_AGE_S
-    except ValueError:
-        seconds = DEFAULT_MAX_AGE_S
-    return max(0.0, seconds) if seconds == seconds else DEFAULT_MAX_AGE_S  # NaN: the default
+    return number_from_env(MAX_AGE_ENV, DEFAULT_MAX_AGE_S)
 
 
 PINNED = "pinned"  # the marker of an entry whose key names its content (see `fetch`)

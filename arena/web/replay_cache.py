@@ -14,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
+import math
 import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -48,14 +50,21 @@ def encode(body: bytes) -> Encoded:
     return Encoded(body, gzip.compress(body, GZIP_LEVEL, mtime=0), f'W/"{digest}"')
 
 
+def number_from_env(name: str, default: float) -> float:
+    """A web cache's setting from the environment variable `name`: a number ≥ 0 (a negative one
+    is 0, which turns the cache off); `default` when unset, not a number, or NaN."""
+    text = os.environ.get(name, "").strip()
+    try:
+        value = float(text) if text else default
+    except ValueError:
+        return default
+    return max(0.0, value) if value == value else default  # NaN != NaN
+
+
 def budget_from_env() -> int:
     """The cache's budget in bytes from ARENA_REPLAY_CACHE_MB (default 256 MB; 0 disables it)."""
-    text = os.environ.get(BUDGET_ENV, "").strip()
-    try:
-        mb = float(text) if text else DEFAULT_BUDGET_MB
-    except ValueError:
-        mb = DEFAULT_BUDGET_MB
-    return max(0, int(mb * 1024 * 1024))
+    mb = number_from_env(BUDGET_ENV, DEFAULT_BUDGET_MB)
+    return int(mb * 1024 * 1024) if math.isfinite(mb) else sys.maxsize  # "inf": no bound
 
 
 class ReplayCache:

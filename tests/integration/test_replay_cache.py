@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from starlette.testclient import TestClient
 import arena.web.app as web_app
 from arena.store import Store
 from arena.web import create_app, replay
-from arena.web.replay_cache import ReplayCache
+from arena.web.replay_cache import ReplayCache, budget_from_env
 from tests.support.tournaments import play_tournament
 
 
@@ -149,3 +150,12 @@ def test_gzip_body_round_trips():
 
     encoded = encode(b'{"a": 1}' * 100)
     assert gzip.decompress(encoded.gzipped) == encoded.body and encoded.etag.startswith('W/"')
+
+
+@pytest.mark.parametrize("text, budget", [("", 256 << 20), ("0", 0), ("1", 1 << 20), ("-3", 0),
+                                          ("lots", 256 << 20), ("nan", 256 << 20),
+                                          ("inf", sys.maxsize)])
+def test_the_budget_comes_from_the_environment(monkeypatch, text, budget):
+    # "nan" and "inf" once raised out of int() at the server's start.
+    monkeypatch.setenv("ARENA_REPLAY_CACHE_MB", text)
+    assert budget_from_env() == budget
