@@ -37,19 +37,20 @@ class AuthorRows:
         """Revoke every live token of the author and end its browser sessions; returns how many
         tokens were live."""
         with self.transaction():
-            self.db.conn.execute("delete from sessions where author_id = ?", [author_id])
-            return self.db.conn.execute(
-                "update author_tokens set revoked_at = ? where author_id = ? and revoked_at is null",
-                [now(), author_id]).rowcount
+            return self._revoke_live(author_id)
+
+    def _revoke_live(self, author_id: int) -> int:
+        """Inside a transaction: end the author's sessions and revoke its live tokens (how many)."""
+        self.db.conn.execute("delete from sessions where author_id = ?", [author_id])
+        return self.db.conn.execute(
+            "update author_tokens set revoked_at = ? where author_id = ? and revoked_at is null",
+            [now(), author_id]).rowcount
 
     def rotate_token(self, author_id: int, token_hash: str) -> None:
         """Revoke the author's live tokens, end its browser sessions and give it the token of this
         hash, in one transaction."""
         with self.transaction():
-            self.db.conn.execute("delete from sessions where author_id = ?", [author_id])
-            self.db.conn.execute(
-                "update author_tokens set revoked_at = ? where author_id = ? and revoked_at is null",
-                [now(), author_id])
+            self._revoke_live(author_id)
             self._insert("author_tokens", [{"author_id": author_id, "token_hash": token_hash,
                                             "created_at": now(), "revoked_at": None,
                                             "last_used_at": None}])
