@@ -35,6 +35,12 @@ def record(store: Store) -> dict:
     return {k: store.db.execute(q).fetchall() for k, q in queries.items()}
 
 
+def unusual_games(store: Store) -> list:
+    """The games that did not end normally, with what ended them (to name a difference)."""
+    return store.db.execute("select id, termination, culprit_bot, detail, substr(evidence, 1, 2000) "
+                            "from games where termination != 'normal' order by id").fetchall()
+
+
 @pytest.fixture(scope="module")
 def ray_executor():
     ex = RayExecutor(workers=2)
@@ -54,7 +60,7 @@ def test_shipped_config_runs_serially_and_on_ray_with_identical_records(name, ra
     assert a.games_played == b.games_played > 0
     got, want = record(ray), record(serial)
     assert got["games"] and got["rounds"]
-    assert got == want
+    assert got == want, {"serial": unusual_games(serial), "ray": unusual_games(ray)}
     assert serial.tournament()["status"] == ray.tournament()["status"] == "finished"
 
 
