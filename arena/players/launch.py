@@ -79,6 +79,11 @@ class Launch:
     user: users.BotUser = field(default_factory=lambda: users.BotUser(None))
     cgroup: cgroups.BotCgroup | None = None
 
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        """The runner's descriptors the reaper keeps: the uid claim, so it outlives the runner."""
+        return (self.user.fd,) if self.user.fd >= 0 else ()
+
     def kill_everything(self) -> None:
         """SIGKILL whatever is left of the bot: its cgroup and, with a uid of its own, that uid."""
         if self.cgroup is not None:
@@ -237,6 +242,12 @@ class Launcher:
             oom = launch.cgroup.oom_file() if launch.cgroup is not None else None
             if oom:
                 options.append(f"oom={oom}")
+            if user.fd >= 0:
+                # The reaper holds the claim too: a runner that dies releases its copy at once,
+                # and the uid must stay taken until the reaper has killed the bot's whole tree
+                # (with "sole", every process of the uid), or a bot that a new claim started as
+                # that uid would be killed with it.
+                options.append(f"claim={user.fd}")
             if user.uid is not None and self.mode == "plain":
                 options.append(f"uid={user.uid}")
                 if self.user == "seat":

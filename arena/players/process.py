@@ -252,6 +252,7 @@ class ProcessPlayer(Player):
                 stderr=child_err,
                 start_new_session=True,
                 preexec_fn=self.launch.preexec,
+                pass_fds=self.launch.pass_fds,
                 env=self.launch.env,
             )
         except (OSError, ValueError) as exc:

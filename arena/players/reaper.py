@@ -22,7 +22,8 @@ It forks the bot into its own process group and then:
   stays root to kill the tree); `tmpfs=PATH:MIB`: in a mount namespace of the bot's own, a tmpfs of
   MIB MiB owned by the bot over PATH (its private temp folder, so its disk use is bounded);
   `reveal=DIR:PATH`: DIR, which the bot's uid may not enter, covered by a tmpfs that shows only
-  PATH (see `reveal`).
+  PATH (see `reveal`); `claim=FD`: the runner's lock on the bot's uid (arena/players/users.py),
+  kept open until the tree is gone so that the uid is not claimed again while it may be killed.
 Every bot also starts with no_new_privs and a seccomp filter that refuses new user namespaces
 (`become`). Inside bwrap the reaper is outside the sandbox, so bwrap runs
 `python -I -S reaper.py --become U -- BOT_ARGV...` as its command, which does the same in there.
@@ -279,8 +280,8 @@ def start(argv, uid=None, tmpfs=None, pairs=(), confine=True):
 
 
 def parse(args):
-    """(max_tasks, overhead, sole uid, uid, tmpfs, reveal pairs, confine, quota, oom file, bot
-    argv) from the command line."""
+    """(max_tasks, overhead, sole uid, uid, tmpfs, reveal pairs, confine, quota, oom file, claim
+    descriptor, bot argv) from the command line."""
     split = args.index("--")
     options, argv = args[:split], args[split + 1:]
     max_tasks, overhead = int(options[0]), int(options[1])
@@ -288,7 +289,7 @@ def parse(args):
     pairs = []
     confine = True
     sole = False
-    quota = oom_file = None
+    quota = oom_file = claim = None
     for option in options[2:]:
         key, _, value = option.partition("=")
         if key == "uid":
@@ -305,11 +306,13 @@ def parse(args):
             oom_file = value
         elif key == "sole":
             sole = value == "1"
+        elif key == "claim":
+            claim = int(value)
         elif key == "reveal":
             folder, _, inner = value.partition(":")
             pairs.append((folder, inner))
     return (max_tasks, overhead, uid if sole else None, uid, tmpfs, pairs, confine, quota,
-            oom_file, argv)
+            oom_file, claim, argv)
 
 
 def become_and_exec(args):
@@ -337,8 +340,15 @@ def finish(status):
 
 def main():
     """Start the bot, watch its tree, clean up after it."""
-    max_tasks, overhead, sole_uid, uid, tmpfs, pairs, confine, quota, oom_file, argv = \
+    max_tasks, overhead, sole_uid, uid, tmpfs, pairs, confine, quota, oom_file, claim, argv = \
         parse(sys.argv[1:])
+    if claim is not None:
+        # Held until the reaper exits (its lock keeps the bot's uid taken); never the bot's,
+        # which could otherwise unlock it and share its uid with the next bot claimed.
+        try:
+            os.set_inheritable(claim, False)
+        except OSError:
+            pass
     signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
     bot = start(argv, uid, tmpfs, pairs, confine)
     # The reaper holds none of the bot's pipes: the runner sees EOF when the bot closes stdout.

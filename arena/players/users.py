@@ -12,7 +12,9 @@ groups. Policies (`bot_user` in a config):
 A runner that is not root cannot change uid: every policy runs bots as the runner, and says so.
 
 A claim is a lock (fcntl.flock) on a file per uid in a root-only folder, held by the runner process
-while the bot lives: it ends with the process however the runner dies, so no claim outlives it.
+while the bot lives and by the bot's reaper until the bot's tree is gone: it ends with those two
+processes however they die, so no claim outlives them, and none ends while the reaper may still
+kill what runs as its uid.
 """
 
 from __future__ import annotations

@@ -4,10 +4,13 @@ enter, the seccomp program, the run's first line and the refusal of unbounded pl
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import struct
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -170,3 +173,39 @@ workdir = "{folder}"
             "select workdir, content_hash from bots where name = 'closed'").fetchone()
         forfeits = conn.execute("select count(*) from games where culprit_bot = 'closed'").fetchone()
     assert digest and workdir == str(registry_dir(db) / digest) and forfeits == (0,)
+
+
+@ROOT_ONLY
+def test_the_reaper_keeps_the_uid_claimed_until_the_bots_tree_is_gone(monkeypatch):
+    # A runner that dies drops its claim at once; its bot's reaper still kills every process of
+    # the uid. Were the uid free meanwhile, a bot another runner started as it would die too.
+    monkeypatch.setenv(users.UIDS_VAR, "61970-61970")
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))
+    folder.chmod(0o755)
+    prepared = launch.Launcher("none", user="seat").prepare(
+        ["python3", "-c", "import time; time.sleep(60)"], str(folder), {})
+    proc = subprocess.Popen(prepared.argv, cwd=prepared.cwd, env=prepared.env,
+                            preexec_fn=prepared.preexec, pass_fds=prepared.pass_fds,
+                            start_new_session=True, stdin=subprocess.DEVNULL)
+    try:
+        assert prepared.user.uid == 61970
+        deadline = time.monotonic() + 30
+        while not reaper.children(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        (bot,) = reaper.children(proc.pid)
+        held = [os.readlink(f"/proc/{bot}/fd/{fd}") for fd in os.listdir(f"/proc/{bot}/fd")]
+        assert not [path for path in held if "arena-bot-uids" in path], held  # the reaper's only
+        prepared.user.release()  # the runner's copy gone, as when the runner dies
+        with pytest.raises(users.UidPoolExhausted):
+            users.claim("seat", "next@1").release()
+        proc.send_signal(launch.REAPER_SIGNAL)  # the hard stop: kill the tree, then exit
+        proc.wait(timeout=30)
+        again = users.claim("seat", "next@1")
+        assert again.uid == 61970
+        again.release()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        prepared.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
