@@ -21,6 +21,8 @@ for a root runner), a read-only view of only the system dirs, the interpreter an
 from __future__ import annotations
 
 import ctypes
+import errno
+import fcntl
 import functools
 import os
 import resource
@@ -78,6 +80,7 @@ class Launch:
     preexec: object = field(repr=False, default=None)
     user: users.BotUser = field(default_factory=lambda: users.BotUser(None))
     cgroup: cgroups.BotCgroup | None = None
+    tmp_lock: int = -1  # a shared flock on `tmpdir`: the mark of a live owner that sweeps respect
 
     @property
     def pass_fds(self) -> tuple[int, ...]:
@@ -99,6 +102,9 @@ class Launch:
         """Remove the private temp folder and the cgroup, and give the uid back (safe twice)."""
         if self.tmpdir:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
+        if self.tmp_lock >= 0:
+            os.close(self.tmp_lock)
+            self.tmp_lock = -1
         if self.cgroup is not None:
             try:
                 self.cgroup.remove()
@@ -110,8 +116,6 @@ class Launch:
 def _owns_uid_alone(user: users.BotUser) -> bool:
     # Under "seat" the uid is this bot's alone (an exclusive claim); under "bot" other processes of
     # the same program may still be running as it.
-    import fcntl
-
     try:
         fcntl.flock(user.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -219,16 +223,16 @@ class Launcher:
             if user.uid is not None and self.mode == "plain":
                 reveals = _reveals(os.path.join(workdir, command[0]), workdir, user.uid)
             tag = secrets.token_hex(8)
-            tmpdir = ""
+            launch = Launch([], workdir, {}, "", tag, self.mode, self.limits, None, user)
             if self.mode == "plain":
-                tmpdir = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
+                launch.tmpdir, launch.tmp_lock = held_tmpdir()
                 if user.uid is not None:
-                    os.chown(tmpdir, user.uid, user.uid)
-            home = tmpdir or "/tmp"
-            env = {"PATH": SAFE_PATH + os.pathsep + os.path.dirname(sys.executable), "HOME": home,
-                   "TMPDIR": home, "LANG": os.environ.get("LANG", "C.UTF-8"),
-                   "PYTHONDONTWRITEBYTECODE": "1", **extra_env, TAG_VAR: tag}
-            launch = Launch([], workdir, env, tmpdir, tag, self.mode, self.limits, None, user)
+                    os.chown(launch.tmpdir, user.uid, user.uid)
+            home = launch.tmpdir or "/tmp"
+            launch.env = {"PATH": SAFE_PATH + os.pathsep + os.path.dirname(sys.executable),
+                          "HOME": home, "TMPDIR": home, "LANG": os.environ.get("LANG", "C.UTF-8"),
+                          "PYTHONDONTWRITEBYTECODE": "1", **extra_env, TAG_VAR: tag}
+            tmpdir = launch.tmpdir
             # The tree: the reaper, and under bwrap bwrap itself and its PID-1 init, are not the
             # bot's; the cgroup's pids limit leaves room for them, for the reaper's kill helper
             # and for one task more, so a bot at its limit is seen over it (and killed as such).
@@ -416,9 +420,28 @@ def _sweep_once() -> int:
     return sweep_leftovers()
 
 
+def held_tmpdir() -> tuple[str, int]:
+    """A new private temp folder for a bot, and a shared flock on it that marks it in use.
+
+    The lock, not the runner's pid in its name, tells a sweep that the folder is live: a runner
+    in another PID namespace (a container, `unshare --pid`) sees none of this one's pids."""
+    for _ in range(3):
+        path = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        # A sweep may have taken the still-unlocked folder between mkdtemp and flock: then again.
+        try:
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                return path, fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    raise OSError(errno.EAGAIN, "a bot's temp folder keeps being removed while created")
+
+
 def sweep_leftovers() -> int:
-    """Remove what runners killed mid-match left behind: their bots' temp folders (named with the
-    runner's pid, which is gone) and cgroups; how many were removed."""
+    """Remove what runners killed mid-match left behind: their bots' temp folders (no live runner
+    holds their lock) and cgroups; how many were removed."""
     removed = 0
     root = tempfile.gettempdir()
     try:
@@ -426,12 +449,21 @@ def sweep_leftovers() -> int:
     except OSError:
         names = []
     for name in names:
-        if not name.startswith(TMP_PREFIX):
+        if not name.startswith(TMP_PREFIX) or not name[len(TMP_PREFIX):].split("-", 1)[0].isdigit():
+            continue  # not a bot's temp folder (such as the uid claims' arena-bot-uids-0)
+        path = os.path.join(root, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
             continue
-        pid = name[len(TMP_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(path, ignore_errors=True)  # under the lock: no creator takes it now
             removed += 1
+        except OSError:
+            pass  # held: its runner is alive
+        finally:
+            os.close(fd)
     try:
         removed += cgroups.sweep()
     except OSError:

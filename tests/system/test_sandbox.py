@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,7 +24,7 @@ import pytest
 
 from arena.config import load_config
 from arena.executors import SerialExecutor
-from arena.players.launch import ARENA_PACKAGE, sandbox_status
+from arena.players.launch import ARENA_PACKAGE, TMP_PREFIX, held_tmpdir, sandbox_status
 from arena.store import Store
 from arena.tournament import run_tournament
 from tests.support.paths import BOTS, FAKES, ROOT
@@ -522,6 +523,27 @@ def test_temp_folder_is_fresh_per_process_and_removed(tmp_path, sandbox):
     check_common(games, mark)
     assert log.count("probe: failed tmpfresh") >= 2 and "probe: ok" not in log
     assert list(Path(tempfile.gettempdir()).glob(f"arena-bot-*/arena-left-{word}")) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a PID namespace of its own needs root")
+def test_a_sweep_from_another_pid_namespace_spares_live_temp_folders():
+    # A runner in another PID namespace sees none of this one's pids: the folder's lock, not the
+    # pid in its name, says it is live. A folder nobody holds goes, whatever pid it names.
+    live, lock = held_tmpdir()
+    left = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")  # a live pid, but not held
+    try:
+        swept = subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c",
+             "import os; from arena.players.launch import sweep_leftovers; "
+             f"assert not os.path.exists('/proc/{os.getpid()}'); sweep_leftovers()"],
+            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+            timeout=60)
+        assert swept.returncode == 0, swept.stderr
+        assert os.path.isdir(live) and not os.path.exists(left)
+    finally:
+        os.close(lock)
+        shutil.rmtree(live, ignore_errors=True)
+        shutil.rmtree(left, ignore_errors=True)
 
 
 @pytest.mark.parametrize("sandbox", MODES)
