@@ -349,6 +349,38 @@ def test_no_seat_view_draws_a_card_hidden_from_that_seat(driver, server, db, gam
     assert not js_errors(driver)
 
 
+HOLD_FETCHES = """
+window.__held = [];
+const realFetch = window.fetch;
+window.fetch = (...args) => new Promise((resolve) => window.__held.push(() => resolve(realFetch(...args))));
+"""
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_steps_shown_while_a_view_loads_draw_the_loaded_views_frames(driver, server, db, game):
+    # Switching from the full view to a seat's, the seat's frames are fetched; a step shown before
+    # they arrive must draw the frames the page has, as the view they belong to (not the full
+    # view's frames as if they were the seat's: the renderer would look for a hand it lacks).
+    base, _ = server
+    gid = game_of(db, game)
+    open_replay(driver, base, gid)
+    js_errors(driver)  # what earlier pages logged is not this test's
+    driver.execute_script(HOLD_FETCHES)
+    Select(driver.find_element(By.ID, "view")).select_by_value("seat:0")
+    press(driver, Keys.HOME)
+    press(driver, Keys.ARROW_RIGHT, 2)
+    assert step_shown(driver) == 2
+    assert driver.execute_script("return window.__held.length") == 1  # still loading
+    assert not js_errors(driver)
+    assert "view=full" in driver.current_url  # what is drawn is still the full view
+    driver.execute_script("window.__held.forEach((release) => release())")
+    wait(driver, lambda d: d.find_element(By.ID, "status").text == "", "the view did not load")
+    assert step_shown(driver) == 2 and "view=seat%3A0" in driver.current_url
+    hidden = hidden_lists(base, db, gid, "seat:0")[2]
+    assert not set(drawn_cards(driver)) & set(hidden)
+    assert not js_errors(driver)
+
+
 def test_a_bot_name_with_markup_is_text(driver, server, db):
     base, _ = server
     gid = game_of(db, "xeri", with_bot=XSS)

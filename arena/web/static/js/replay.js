@@ -122,7 +122,9 @@
     }
     const renderer = renderers[meta.game];
     const cache = {};
-    const state = { data: null, step: 0, timer: null, view: "full" };
+    // `view` is the view whose frames `data` holds (what is drawn); `wanted`, the one chosen
+    // last, which may still be loading: a step shown meanwhile draws the old view's frames.
+    const state = { data: null, step: 0, timer: null, view: "full", wanted: "full" };
 
     for (const view of meta.views) {
       const seat = view === "full" ? null : Number(view.split(":")[1]);
@@ -139,7 +141,7 @@
     if (/^\d+$/.test(linked.get("step") || "")) state.step = Number(linked.get("step"));
 
     function load(view) {
-      state.view = view;
+      state.wanted = view;
       ui.status.textContent = "Loading…";
       if (!cache[view]) {
         const url = root + "/api/games/" + encodeURIComponent(meta.id) + "/replay?view=" +
@@ -150,7 +152,8 @@
         });
       }
       return cache[view].then((data) => {
-        if (state.view !== view) return;
+        if (state.wanted !== view) return;
+        state.view = view;
         state.data = data;
         ui.slider.max = String(data.frames.length - 1);
         ui.status.textContent = "";
