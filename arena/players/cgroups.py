@@ -642,7 +642,10 @@ def _make_locked(folder: str) -> int:
     """Create `folder` and hold a shared flock on it: the mark of a live owner that sweep respects."""
     for _ in range(3):
         _fs.mkdir(folder)
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue  # a sweep took the folder between mkdir and open: then again
         fcntl.flock(fd, fcntl.LOCK_SH)
         # a sweep may have taken the still-unlocked folder between mkdir and flock: then again
         try:

@@ -32,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +58,7 @@ SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/a
 # kernel/core_pattern or trigger sysrq.
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 TMP_PREFIX = "arena-bot-"
+LEFTOVER_AGE_S = 30.0  # a bot start sweeps only temp folders and cgroups older than this
 # World-writable host folders a plain-mode bot can write to: what its uid leaves there is removed.
 SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
 CAP_SYS_ADMIN = 21
@@ -417,7 +419,9 @@ def tmpfs_mounts_work() -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _sweep_once() -> int:
-    return sweep_leftovers()
+    # Only what is older than a start takes: a folder another runner has just made and not yet
+    # locked is never taken from it (it retries when that happens all the same).
+    return sweep_leftovers(older_than_s=LEFTOVER_AGE_S)
 
 
 def held_tmpdir() -> tuple[str, int]:
@@ -427,7 +431,10 @@ def held_tmpdir() -> tuple[str, int]:
     in another PID namespace (a container, `unshare --pid`) sees none of this one's pids."""
     for _ in range(3):
         path = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue  # swept between mkdtemp and open
         fcntl.flock(fd, fcntl.LOCK_SH)
         # A sweep may have taken the still-unlocked folder between mkdtemp and flock: then again.
         try:
@@ -439,9 +446,9 @@ def held_tmpdir() -> tuple[str, int]:
     raise OSError(errno.EAGAIN, "a bot's temp folder keeps being removed while created")
 
 
-def sweep_leftovers() -> int:
+def sweep_leftovers(older_than_s: float = 0) -> int:
     """Remove what runners killed mid-match left behind: their bots' temp folders (no live runner
-    holds their lock) and cgroups; how many were removed."""
+    holds their lock) and cgroups, those last changed over `older_than_s` ago; how many."""
     removed = 0
     root = tempfile.gettempdir()
     try:
@@ -457,6 +464,8 @@ def sweep_leftovers() -> int:
         except OSError:
             continue
         try:
+            if older_than_s and time.time() - os.fstat(fd).st_mtime < older_than_s:
+                continue
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             shutil.rmtree(path, ignore_errors=True)  # under the lock: no creator takes it now
             removed += 1
@@ -465,7 +474,7 @@ def sweep_leftovers() -> int:
         finally:
             os.close(fd)
     try:
-        removed += cgroups.sweep()
+        removed += cgroups.sweep(older_than_s)
     except OSError:
         pass
     return removed

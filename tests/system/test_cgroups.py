@@ -574,3 +574,24 @@ def test_mountinfo_and_proc_cgroup_parsing():
     assert cgroups._folder_of(mounts[0], "/docker/abc") == "/sys/fs/cgroup/memory"
     assert cgroups._folder_of(mounts[0], "/elsewhere") is None
     assert cgroups._folder_of(mounts[2], "/") == "/sys/fs/cgroup/unified"
+
+
+def test_a_folder_swept_between_its_mkdir_and_its_lock_is_made_again(tmp_path, monkeypatch):
+    # Another runner's sweep may take a bot's cgroup in the instant after mkdir, before the new
+    # owner opens and locks it (a CI run lost a bot's start to it): make it again, then hold it.
+    folder = str(tmp_path / "0123456789abcdef")
+    made = []
+
+    class SweptOnce(cgroups._Fs):
+        def mkdir(self, path: str) -> None:
+            os.mkdir(path)
+            made.append(path)
+            if len(made) == 1:
+                os.rmdir(path)  # the neighbour's sweep, at the worst moment
+
+    monkeypatch.setattr(cgroups, "_fs", SweptOnce())
+    fd = cgroups._make_locked(folder)
+    try:
+        assert made == [folder, folder] and os.path.samestat(os.fstat(fd), os.stat(folder))
+    finally:
+        os.close(fd)

@@ -24,7 +24,13 @@ import pytest
 
 from arena.config import load_config
 from arena.executors import SerialExecutor
-from arena.players.launch import ARENA_PACKAGE, TMP_PREFIX, held_tmpdir, sandbox_status
+from arena.players.launch import (
+    ARENA_PACKAGE,
+    TMP_PREFIX,
+    held_tmpdir,
+    sandbox_status,
+    sweep_leftovers,
+)
 from arena.store import Store
 from arena.tournament import run_tournament
 from tests.support.paths import BOTS, FAKES, ROOT
@@ -532,6 +538,8 @@ def test_a_sweep_from_another_pid_namespace_spares_live_temp_folders():
     live, lock = held_tmpdir()
     left = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")  # a live pid, but not held
     try:
+        sweep_leftovers(older_than_s=3600)  # as a bot's start sweeps: nothing that young
+        assert os.path.isdir(left)
         swept = subprocess.run(
             ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c",
              "import os; from arena.players.launch import sweep_leftovers; "
