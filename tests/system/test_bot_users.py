@@ -175,6 +175,18 @@ workdir = "{folder}"
     assert digest and workdir == str(registry_dir(db) / digest) and forfeits == (0,)
 
 
+def _execed(parent: int, args: list[bytes]) -> bool:
+    """Whether a child of `parent` has exec'd the program given `args` (after its argv[0]; the
+    reaper's own command line, which a child has until then, holds them later on)."""
+    for child in reaper.children(parent):
+        try:
+            if Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")[1:1 + len(args)] == args:
+                return True
+        except OSError:
+            pass
+    return False
+
+
 @ROOT_ONLY
 def test_the_reaper_keeps_the_uid_claimed_until_the_bots_tree_is_gone(monkeypatch):
     # A runner that dies drops its claim at once; its bot's reaper still kills every process of
@@ -190,8 +202,9 @@ def test_the_reaper_keeps_the_uid_claimed_until_the_bots_tree_is_gone(monkeypatc
     try:
         assert prepared.user.uid == 61970
         deadline = time.monotonic() + 30
-        while not reaper.children(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        while not _execed(proc.pid, [b"-c", b"import time; time.sleep(60)"]) \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)  # until exec: before it, the forked reaper still holds every fd
         (bot,) = reaper.children(proc.pid)
         held = [os.readlink(f"/proc/{bot}/fd/{fd}") for fd in os.listdir(f"/proc/{bot}/fd")]
         assert not [path for path in held if "arena-bot-uids" in path], held  # the reaper's only
