@@ -23,19 +23,12 @@ from arena.server.checks import CheckPool
 from arena.server.submissions import AuthorLimits
 from arena.store import Store
 from arena.uploads import UploadLimits
+from tests.support.config import ladder_toml
 from tests.support.server import auth, bot_archive
 
 runner = CliRunner()
 GZ = {"Content-Type": "application/gzip"}
-LADDER = """
-name = "srv-lad"
-seed = 4
-deals = 1
-[[formats]]
-game = "xeri"
-seats = 2
-options = { rounds = 1 }
-"""
+LADDER = ladder_toml(name="srv-lad")
 
 
 @pytest.fixture

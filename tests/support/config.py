@@ -1,10 +1,11 @@
-"""Tournament configs for tests, built from keyword arguments instead of pasted TOML.
+"""Tournament and ladder configs for tests, built from keyword arguments instead of pasted TOML.
 
     path = write_tournament(tmp_path, name="sw", format="swiss", rounds=2, seed=4,
                             options={"rounds": 1}, bots=[python_bot("a"), manifest_bot("random")])
 
 `tournament_toml` gives the text (top-level keys, then tables: options, time, limits, rating, …,
-then one `[[bots]]` per bot); `write_tournament` writes it; `write_config` formats a TOML template
+then one `[[bots]]` per bot); `ladder_toml` the same for a ladder (its `[[formats]]` last);
+`write_tournament` writes a tournament's; `write_config` formats a TOML template
 with `{bots}` (the repository's bots folder) the way the older tests do.
 """
 
@@ -69,7 +70,24 @@ def python_bots(n: int, factory: str = "tests.support.bots:SeededRandom",
 def tournament_toml(*, bots: list[dict], name: str = "t", game: str = "xeri", **fields) -> str:
     """A tournament config: scalar keyword arguments are top-level keys (format, seed, deals,
     rounds, seats, sandbox, …), dict ones are tables (options, time, limits, rating, …)."""
-    lines = [f"name = {_value(name)}", f"game = {_value(game)}"]
+    return _config_toml({"name": name, "game": game, **fields}, "bots", bots)
+
+
+# A ladder's usual table: two-seat Xeri, one round a game.
+XERI_TABLE = {"game": "xeri", "seats": 2, "options": {"rounds": 1}}
+
+
+def ladder_toml(*, name: str = "lad", seed: int = 4, deals: int = 1,
+                formats: list[dict] = (XERI_TABLE,), **fields) -> str:
+    """A ladder config: keyword arguments as `tournament_toml`'s (in_flight, sandbox, …; tables
+    time, limits, matchmaking, leaderboard, …), and one `[[formats]]` per entry of `formats`."""
+    return _config_toml({"name": name, "seed": seed, "deals": deals, **fields}, "formats",
+                        list(formats))
+
+
+def _config_toml(fields: dict[str, Any], array: str, entries: list[dict]) -> str:
+    """Scalar `fields` as top-level keys, dict ones as tables, then `[[array]]` per entry."""
+    lines = []
     tables = []
     for key, value in fields.items():
         if value is None:
@@ -81,9 +99,9 @@ def tournament_toml(*, bots: list[dict], name: str = "t", game: str = "xeri", **
     for key, table in tables:
         lines.append(f"[{key}]")
         lines.extend(f"{k} = {_value(v)}" for k, v in table.items())
-    for bot in bots:
-        lines.append("[[bots]]")
-        lines.extend(f"{k} = {_value(v)}" for k, v in bot.items())
+    for entry in entries:
+        lines.append(f"[[{array}]]")
+        lines.extend(f"{k} = {_value(v)}" for k, v in entry.items())
     return "\n".join(lines) + "\n"
 
 

@@ -20,6 +20,7 @@ from arena.registry import Registry
 from arena.store import Store
 from arena.tournament import run_tournament
 from arena.web import create_app
+from tests.support.config import ladder_toml
 from tests.support.paths import BOTS
 
 XSS = "<script>alert(1)</script>"
@@ -137,27 +138,11 @@ python = "tests.support.bots:SeededRandom"
 
 
 
-LADDER = """
-name = "web-lad"
-seed = 4
-deals = 1
-in_flight = 1
-[[formats]]
-game = "xeri"
-seats = 2
-options = { rounds = 1 }
-[matchmaking]
-placement_games = 2
-window = 10
-[leaderboard]
-every_tables = 2
-samples = 0
-# Patient: on a loaded CI machine a timed-out validation game would keep a bot out of the ladder
-# and leave the pages' tests without ladder games.
-[time]
-startup_ms = 60000
-move_ms = 20000
-"""
+# A patient clock: on a loaded CI machine a timed-out validation game would keep a bot out of
+# the ladder and leave the pages' tests without ladder games.
+LADDER = ladder_toml(name="web-lad", in_flight=1, matchmaking={"placement_games": 2, "window": 10},
+                     leaderboard={"every_tables": 2, "samples": 0},
+                     time={"startup_ms": 60000, "move_ms": 20000})
 
 
 

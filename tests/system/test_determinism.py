@@ -26,6 +26,7 @@ from arena.registry import Registry
 from arena.scheduling import History, MatchScore, Pairing, Swiss
 from arena.store import Store
 from arena.tournament import run_tournament
+from tests.support.config import ladder_toml
 from tests.support.paths import BOTS, ROOT
 
 RANDOM = """
@@ -265,22 +266,8 @@ def test_runs_under_different_string_hashing_record_the_same_games(tmp_path):
     assert a["games"] and a == b
 
 
-LADDER = """
-name = "lad"
-seed = 4
-deals = 1
-[[formats]]
-game = "xeri"
-seats = 2
-options = { rounds = 1 }
-[time]
-move_ms = 3000
-[matchmaking]
-placement_games = 2
-[leaderboard]
-every_tables = 5
-samples = 10
-"""
+LADDER = ladder_toml(time={"move_ms": 3000}, matchmaking={"placement_games": 2},
+                     leaderboard={"every_tables": 5, "samples": 10})
 
 
 def ladder_bots(tmp_path: Path) -> Path:
@@ -305,7 +292,7 @@ def new_ladder(tmp_path: Path, db: Path):
     for name in ("alpha", "beta", "gamma"):
         registry.add(sources / name)
     config_path = tmp_path / "lad.toml"
-    config_path.write_text(textwrap.dedent(LADDER))
+    config_path.write_text(LADDER)
     return load_ladder_config(config_path)
 
 

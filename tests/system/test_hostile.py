@@ -28,6 +28,7 @@ from arena.errors import BotInputStalled
 from arena.players.base import UNFINISHED, BotSpec
 from arena.players.process import ProcessPlayer, exchange
 from arena.protocol import ActRequest, TimeControl
+from tests.support.config import ladder_toml
 from tests.support.hostile import ISOLATION, check_database, run_isolated
 from tests.support.paths import FAKES
 
@@ -198,23 +199,11 @@ def test_bot_check_stops_promptly_on_sigterm(tmp_path):
     assert result.leftovers == []
 
 
-LADDER = """
-name = "lad"
-seed = 4
-deals = 1
-in_flight = 1
-sandbox = "none"
-{user}
-[[formats]]
-game = "xeri"
-seats = 2
-options = { rounds = 1 }
-[time]
-move_ms = 500
-startup_ms = 10000
-[matchmaking]
-placement_games = 2
-"""
+def ladder_text(as_runner: bool) -> str:
+    """The hostile ladder's config; `as_runner`: its bots run as the runner (AS_RUNNER's keys)."""
+    user = {"bot_user": "runner", "allow_unconfined": True} if as_runner else {}
+    return ladder_toml(in_flight=1, sandbox="none", **user,
+                       time={"move_ms": 500, "startup_ms": 10000}, matchmaking={"placement_games": 2})
 
 
 @pytest.mark.parametrize("mode, why", [
@@ -235,7 +224,7 @@ def test_a_ladder_rejects_the_version_and_goes_on(tmp_path, mode, why):
     out = runner.invoke(app, ["bot", "add", str(hostile_folder(tmp_path, mode)), "--db", str(db)])
     assert out.exit_code == 0, out.output
     config = tmp_path / "ladder.toml"
-    config.write_text(LADDER.replace("{user}", AS_RUNNER if mode.startswith("fill") else ""))
+    config.write_text(ladder_text(as_runner=mode.startswith("fill")))
     result = run_isolated(["ladder", "start", str(config), "--db", str(db), "--executor", "serial",
                            "--games", "4", "-q"], timeout=40, cwd=tmp_path)
     assert result.returncode == 0, result.output

@@ -31,29 +31,16 @@ from arena.ladder import Ladder, publish_leaderboards
 from arena.ladder_view import LadderView, ladder_status
 from arena.registry import Registry
 from arena.store import Store
+from tests.support.config import ladder_toml
 from tests.support.paths import BOTS, ROOT
 
 runner = CliRunner()
 
-LADDER = """
-name = "lad"
-seed = 4
-deals = 1
-in_flight = 2
-[[formats]]
-game = "xeri"
-seats = 2
-options = { rounds = 1 }
-[time]
-move_ms = 3000
-startup_ms = 15000
-[matchmaking]
-placement_games = 4
-window = 20
-[leaderboard]
-every_tables = 10
-samples = 20
-"""
+def ladder_config(in_flight: int = 2, samples: int = 20) -> str:
+    """The ladder tests' config (two tables in flight, a 20-sample bootstrap unless told)."""
+    return ladder_toml(in_flight=in_flight, time={"move_ms": 3000, "startup_ms": 15000},
+                       matchmaking={"placement_games": 4, "window": 20},
+                       leaderboard={"every_tables": 10, "samples": samples})
 
 MANIFEST = """\
 name = "{name}"
@@ -158,7 +145,7 @@ def test_a_ladder_absorbs_versions_survives_sigkill_and_resumes_exactly(tmp_path
         reg.add(make_bot(tmp_path / "src", name, args=(seed,)))
     reg.add(make_bot(tmp_path / "src", "heur", script="xeri_bot.py"))
     config = tmp_path / "lad.toml"
-    config.write_text(textwrap.dedent(LADDER))
+    config.write_text(ladder_config())
     extra = ("--executor", executor) + (("--workers", "2") if executor == "ray" else ())
     proc = ladder_process(config, db, *extra, "--games", "4000")
     try:
@@ -202,7 +189,6 @@ def test_a_ladder_absorbs_versions_survives_sigkill_and_resumes_exactly(tmp_path
     assert status["bots_active"] == 3  # alpha, beta, heur@2
 
 
-LADDER_SMALL = LADDER.replace("in_flight = 2", "in_flight = 1").replace("samples = 20", "samples = 0")
 
 
 def test_resume_replays_the_same_choices_and_refuses_a_tampered_history(tmp_path):
@@ -211,7 +197,7 @@ def test_resume_replays_the_same_choices_and_refuses_a_tampered_history(tmp_path
     for name, seed in (("alpha", "1"), ("beta", "2"), ("gamma", "3")):
         reg.add(make_bot(tmp_path / "src", name, args=(seed,)))
     config_path = tmp_path / "lad.toml"
-    config_path.write_text(textwrap.dedent(LADDER_SMALL))
+    config_path.write_text(ladder_config(in_flight=1, samples=0))
     config = load_ladder_config(config_path)
     first = Ladder(config, Store(db), Registry(db), SerialExecutor(pin=False), games=12).run()
     assert first.status == "paused" and first.games_played >= 12
@@ -276,7 +262,7 @@ def test_every_choice_is_recorded_after_the_results_it_rests_on(tmp_path):
     for name, seed in (("alpha", "1"), ("beta", "2"), ("gamma", "3")):
         reg.add(make_bot(tmp_path / "src", name, args=(seed,)))
     config_path = tmp_path / "lad.toml"
-    config_path.write_text(textwrap.dedent(LADDER).replace("samples = 20", "samples = 0"))
+    config_path.write_text(ladder_config(samples=0))
     config = load_ladder_config(config_path)
     seen = []
 

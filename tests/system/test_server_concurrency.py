@@ -21,6 +21,7 @@ import pytest
 from arena.server.authors import add_author
 from arena.store import Store
 from tests.support.botfolders import make_bot
+from tests.support.config import ladder_toml
 from tests.support.live_server import LiveServer
 from tests.support.paths import ROOT
 from tests.support.server import bot_archive
@@ -30,21 +31,9 @@ UPLOADS = 50
 AUTHORS = 5
 GAMES_WAIT_S = 300  # a wait for the ladder's next games on a loaded machine, not a limit
 STOP_WAIT_S = 300  # a wait for the ladder to finish its table and stop after Ctrl-C
-LADDER = """
-name = "busy"
-seed = 11
-deals = 1
-in_flight = 1
-[[formats]]
-game = "xeri"
-seats = 2
-options = { rounds = 1 }
-[time]
-move_ms = 2000
-startup_ms = 20000
-[leaderboard]
-samples = 0  # no bootstrap at each refit and at the stop: the machine is busy enough
-"""
+# No bootstrap at each refit and at the stop (samples 0): the machine is busy enough.
+LADDER = ladder_toml(name="busy", seed=11, in_flight=1, time={"move_ms": 2000, "startup_ms": 20000},
+                     leaderboard={"samples": 0})
 
 
 def games_recorded(db) -> int:

@@ -24,6 +24,7 @@ from arena.players.launch import sandbox_status
 from arena.server.authors import add_author
 from arena.store import Store
 from tests.support.botfolders import make_bot
+from tests.support.config import ladder_toml
 from tests.support.hostile import ISOLATION, check_database, run_isolated
 from tests.support.live_server import LiveServer
 from tests.support.paths import FAKES, ROOT
@@ -36,24 +37,9 @@ pytestmark = [
 ]
 MODES = ("forkbomb", "killall", "write", "read")
 LADDER_GAMES = 24
-LADDER = """
-name = "two-faced"
-seed = 5
-deals = 1
-in_flight = 1
-sandbox = "bwrap"
-[[formats]]
-game = "xeri"
-seats = 2
-options = { rounds = 1 }
-[time]
-move_ms = 2000
-startup_ms = 20000
-[limits]
-processes = 32
-[matchmaking]
-placement_games = 2
-"""
+LADDER = ladder_toml(name="two-faced", seed=5, in_flight=1, sandbox="bwrap",
+                     time={"move_ms": 2000, "startup_ms": 20000}, limits={"processes": 32},
+                     matchmaking={"placement_games": 2})
 
 
 def two_faced_archive(mode: str, targets: list[str]) -> bytes:

@@ -27,6 +27,7 @@ from markupsafe import escape
 from arena.server.authors import add_author
 from arena.store import Store
 from tests.support.botfolders import make_bot
+from tests.support.config import ladder_toml
 from tests.support.live_server import LiveServer, signed_in
 from tests.support.paths import FAKES, ROOT
 
@@ -46,19 +47,8 @@ ALLOWED_ATTRIBUTES = frozenset({
     "value", "version", "viewbox", "width", "x", "y",
     # the author page's server-drawn trajectory chart (me.html): SVG geometry, numbers only
     "x1", "x2", "y1", "y2", "text-anchor", "points", "d", "cx", "cy", "r"})
-LADDER = """
-name = "xss-ladder"
-seed = 7
-deals = 1
-in_flight = 1
-[[formats]]
-game = "xeri"
-seats = 2
-options = { rounds = 1 }
-[time]
-move_ms = 2000
-startup_ms = 20000
-"""
+LADDER = ladder_toml(name="xss-ladder", seed=7, in_flight=1,
+                     time={"move_ms": 2000, "startup_ms": 20000})
 
 
 def hostile_archive(name: str, version: str, mode: str) -> bytes:
