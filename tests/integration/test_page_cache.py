@@ -24,7 +24,7 @@ from arena.store.changes import DatabaseMarker
 from arena.web import create_app, data
 from arena.web.page_cache import PageCache, max_age_from_env
 from tests.support.game_logs import record_logged_game
-from tests.support.server import logged_game_with_authors
+from tests.support.server import form_sign_in, logged_game_with_authors
 from tests.support.tournaments import play_tournament
 
 B_LINE = "b after dropping"  # a line of bot b's stderr in game g (tests/support/game_logs.py)
@@ -334,9 +334,7 @@ def server(tmp_path):
         c = TestClient(app, follow_redirects=False)
         clients.append(c)
         if token is not None:
-            form = c.get("/signin").text
-            csrf = form.split('name="csrf" value="', 1)[1].split('"', 1)[0]
-            assert c.post("/signin", data={"token": token, "csrf": csrf}).status_code == 303
+            assert form_sign_in(c, token).status_code == 303
         return c
     yield client, tokens
     for c in clients:
@@ -382,9 +380,7 @@ def test_a_game_not_yet_public_is_linked_only_for_its_author_whoever_asked_first
     token = logged_game_with_authors(db)["alice"]
     app = create_server_app(db, ServerConfig(replay_delay=3600.0))
     with TestClient(app) as alice, TestClient(app) as anonymous:
-        form = alice.get("/signin").text
-        csrf = form.split('name="csrf" value="', 1)[1].split('"', 1)[0]
-        alice.post("/signin", data={"token": token, "csrf": csrf}, follow_redirects=False)
+        form_sign_in(alice, token, follow_redirects=False)
         for _ in range(2):
             for url in ("/api/bots/b", "/api/tournaments/1"):
                 assert "hidden_games" not in alice.get(url).json(), url  # b's game: hers

@@ -16,7 +16,7 @@ from arena.server.authors import revoke_author
 from arena.store import Store
 from arena.uploads import UploadLimits
 from arena.web import create_app
-from tests.support.server import auth, bot_archive, logged_game_with_authors
+from tests.support.server import auth, bot_archive, csrf_of, form_sign_in, logged_game_with_authors
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
@@ -42,19 +42,9 @@ def server(tmp_path):
         c.close()
 
 
-def csrf_of(page: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
-
-
-def sign_in(client: TestClient, token: str):
-    form = client.get("/signin")
-    assert form.status_code == 200
-    return client.post("/signin", data={"token": token, "csrf": csrf_of(form.text)})
-
-
 def signed_in(client_factory, token: str, config: ServerConfig | None = None, **kw) -> TestClient:
     client = client_factory(config, **kw)
-    assert sign_in(client, token).status_code == 303
+    assert form_sign_in(client, token).status_code == 303
     return client
 
 
@@ -73,7 +63,7 @@ def test_a_good_token_opens_a_session_with_a_strict_httponly_cookie(server):
     db, tokens, client = server
     c = client()
     assert c.get("/me").headers["location"] == "/signin"  # not signed in: to the sign-in form
-    r = sign_in(c, tokens["alice"])
+    r = form_sign_in(c, tokens["alice"])
     assert r.status_code == 303 and r.headers["location"] == "/me"
     cookie = [h for h in r.headers.get_list("set-cookie") if h.startswith("arena_session=")][0]
     flags = [f.strip().lower() for f in cookie.split(";")]
@@ -87,7 +77,7 @@ def test_a_good_token_opens_a_session_with_a_strict_httponly_cookie(server):
 def test_the_cookie_is_secure_when_the_request_came_over_tls(server):
     db, tokens, client = server
     c = client(base_url="https://testserver")
-    r = sign_in(c, tokens["alice"])
+    r = form_sign_in(c, tokens["alice"])
     cookie = [h for h in r.headers.get_list("set-cookie") if h.startswith("arena_session=")][0]
     assert "secure" in [f.strip().lower() for f in cookie.split(";")]
     assert c.get("/me").status_code == 200
@@ -97,7 +87,7 @@ def test_a_wrong_or_revoked_token_does_not_sign_in_and_revoking_ends_the_session
     db, tokens, client = server
     c = client()
     for bad in ("arena_nope", "", tokens["alice"] + "x"):
-        r = sign_in(c, bad)
+        r = form_sign_in(c, bad)
         assert r.status_code == 401 and "not valid" in r.text
         assert not any(h.startswith("arena_session=") for h in r.headers.get_list("set-cookie"))
     signed = signed_in(client, tokens["bob"])
@@ -105,7 +95,7 @@ def test_a_wrong_or_revoked_token_does_not_sign_in_and_revoking_ends_the_session
     revoke_author(store, "bob")
     store.db.conn.close()
     assert signed.get("/me").status_code == 303  # the session died with its token
-    assert sign_in(client(), tokens["bob"]).status_code == 401
+    assert form_sign_in(client(), tokens["bob"]).status_code == 401
 
 
 def test_signing_out_ends_the_session(server):

@@ -26,7 +26,7 @@ from arena.server.authors import add_author
 from arena.server.visibility import Visibility, cutoff, parse_duration
 from arena.store import Store
 from arena.web import create_app
-from tests.support.server import auth, bot_archive
+from tests.support.server import auth, bot_archive, form_sign_in
 from tests.support.web_app import CRASH_STDERR, db  # noqa: F401 - the module fixture `db`
 
 DELAY = 600.0  # seconds: ten minutes
@@ -64,10 +64,7 @@ def server(db, tmp_path):  # noqa: F811 - the fixture imported above
                        follow_redirects=False, **kw)
         clients.append(c)
         if token is not None:
-            prefix = kw.get("root_path", "")
-            form = c.get(f"{prefix}/signin")
-            csrf = re.search(r'name="csrf" value="([^"]+)"', form.text).group(1)
-            signed = c.post(f"{prefix}/signin", data={"token": token, "csrf": csrf})
+            signed = form_sign_in(c, token, kw.get("root_path", ""))
             assert signed.status_code == 303
         return c
     yield path, tokens, client

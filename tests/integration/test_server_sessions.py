@@ -5,7 +5,6 @@ token ends them."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from arena.server.sessions import (
     digest,
 )
 from arena.store import Store
+from tests.support.server import csrf_of, form_sign_in
 
 
 @pytest.fixture
@@ -56,9 +56,7 @@ def client_of():
 
 def sign_in(client: TestClient, token: str) -> str:
     """Sign in through the form; returns the session cookie's value."""
-    form = client.get("/signin").text
-    csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
-    response = client.post("/signin", data={"token": token, "csrf": csrf})
+    response = form_sign_in(client, token)
     assert response.status_code == 303
     return response.cookies[SESSION_COOKIE]
 
@@ -66,7 +64,7 @@ def sign_in(client: TestClient, token: str) -> str:
 def page_csrf(client: TestClient) -> str:
     me = client.get("/me")
     assert me.status_code == 200
-    return re.search(r'name="csrf" value="([^"]+)"', me.text).group(1)
+    return csrf_of(me.text)
 
 
 def session_rows(db: Path) -> list[dict]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import http.cookiejar
 import json
 import os
-import re
 import signal
 import socket
 import sqlite3
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.paths import ROOT
+from tests.support.server import csrf_of
 
 CHECK_WAIT_S = 240  # a check of a small bot on a loaded 2-core machine (a wait, not a limit)
 
@@ -168,13 +168,19 @@ def files_under(folder: Path) -> set[str]:
             if not p.name.startswith("server-") and not p.name.endswith(("-wal", "-shm", "-journal"))}
 
 
-def signed_in(server: LiveServer, token: str) -> urllib.request.OpenerDirector:
-    """An opener holding a session cookie of `token`'s author (signed in through the form)."""
+def sign_in(server: LiveServer, token: str) -> tuple[urllib.request.OpenerDirector,
+                                                     http.cookiejar.CookieJar, str]:
+    """Sign `token`'s author in through the form: the opener, its cookie jar (the session) and
+    the page it lands on (/me)."""
     jar = http.cookiejar.CookieJar()
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
     form = opener.open(server.base + "/signin", timeout=30).read().decode()
-    csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
-    data = urllib.parse.urlencode({"token": token, "csrf": csrf}).encode()
+    data = urllib.parse.urlencode({"token": token, "csrf": csrf_of(form)}).encode()
     me = opener.open(urllib.request.Request(server.base + "/signin", data=data), timeout=30)
     assert me.url.endswith("/me"), me.url
-    return opener
+    return opener, jar, me.read().decode()
+
+
+def signed_in(server: LiveServer, token: str) -> urllib.request.OpenerDirector:
+    """An opener holding a session cookie of `token`'s author (signed in through the form)."""
+    return sign_in(server, token)[0]

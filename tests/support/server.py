@@ -1,9 +1,10 @@
-"""Helpers for the competition server's tests: bot archives, the API's Authorization header, and
-a database whose logged game has a bot submitted by an author."""
+"""Helpers for the competition server's tests: bot archives, the API's Authorization header,
+signing in through the form, and a database whose logged game has a bot submitted by an author."""
 
 from __future__ import annotations
 
 import io
+import re
 import tarfile
 from pathlib import Path
 
@@ -28,6 +29,19 @@ def bot_archive(tmp: Path, name: str = "rb", version: str = "1", extra: bytes = 
 def auth(token: str) -> dict:
     """The Authorization header of a token."""
     return {"Authorization": f"Bearer {token}"}
+
+
+def csrf_of(page: str) -> str:
+    """The CSRF token a page's form carries."""
+    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+
+
+def form_sign_in(client, token: str, prefix: str = "", **post):
+    """Sign in through the form with a TestClient or an httpx.Client (`prefix`: the root path);
+    the POST's response (a 303 to /me when it took)."""
+    form = client.get(f"{prefix}/signin")
+    assert form.status_code == 200
+    return client.post(f"{prefix}/signin", data={"token": token, "csrf": csrf_of(form.text)}, **post)
 
 
 def logged_game_with_authors(db: Path, *others: str, organisers: tuple[str, ...] = ()) -> dict[str, str]:

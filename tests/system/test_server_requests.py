@@ -7,7 +7,6 @@ headers (408 and closed within arena.web.serving's body timeout, while others ar
 
 from __future__ import annotations
 
-import http.cookiejar
 import io
 import json
 import re
@@ -26,8 +25,16 @@ from arena.server.pages import FORM_BYTES, FORM_OVERHEAD
 from arena.store import Store
 from arena.uploads import UploadLimits
 from arena.web.serving import BODY_MIN_RATE, BODY_TIMEOUT_S
-from tests.support.live_server import LiveServer, files_under, raw_exchange, signed_in, table_counts
+from tests.support.live_server import (
+    LiveServer,
+    files_under,
+    raw_exchange,
+    sign_in,
+    signed_in,
+    table_counts,
+)
 from tests.support.paths import BOTS
+from tests.support.server import csrf_of
 
 pytestmark = pytest.mark.slow
 ARCHIVE_LIMIT = UploadLimits().archive_bytes  # what `arena server` runs with
@@ -133,14 +140,8 @@ def test_a_hostile_name_is_refused_in_one_line_and_nothing_is_written(site, arch
 # -- bodies over the limit ---------------------------------------------------------------------
 def session_cookie_and_csrf(server: LiveServer, token: str) -> tuple[str, str]:
     """A signed-in session's Cookie header and its CSRF token (signed in through the form)."""
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    form = opener.open(server.base + "/signin", timeout=30).read().decode()
-    csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
-    data = urllib.parse.urlencode({"token": token, "csrf": csrf}).encode()
-    page = opener.open(urllib.request.Request(server.base + "/signin", data=data), timeout=30)
-    csrf = re.search(r'name="csrf" value="([^"]+)"', page.read().decode()).group(1)
-    return "; ".join(f"{c.name}={c.value}" for c in jar), csrf
+    _, jar, page = sign_in(server, token)
+    return "; ".join(f"{c.name}={c.value}" for c in jar), csrf_of(page)
 
 
 def write_routes(server: LiveServer, tokens: dict) -> list[tuple[str, str, int]]:

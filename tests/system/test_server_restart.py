@@ -3,7 +3,6 @@ signed in, with the same CSRF token, after it starts again over the same databas
 
 from __future__ import annotations
 
-import re
 import signal
 
 import httpx
@@ -13,12 +12,9 @@ from arena.server.authors import add_author
 from arena.server.sessions import SESSION_COOKIE
 from arena.store import Store
 from tests.support.live_server import LiveServer
+from tests.support.server import csrf_of, form_sign_in
 
 pytestmark = pytest.mark.slow
-
-
-def _csrf(page: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
 
 
 def test_a_session_survives_the_server_being_killed_and_started_again(tmp_path):
@@ -30,11 +26,10 @@ def test_a_session_survives_the_server_being_killed_and_started_again(tmp_path):
     base, port = server.base, server.port
     try:
         with httpx.Client(base_url=base, follow_redirects=False, timeout=30) as browser:
-            form = browser.get("/signin")
-            signed = browser.post("/signin", data={"token": token, "csrf": _csrf(form.text)})
+            signed = form_sign_in(browser, token)
             assert signed.status_code == 303, signed.text
             cookie = signed.cookies[SESSION_COOKIE]
-            csrf = _csrf(browser.get("/me").text)
+            csrf = csrf_of(browser.get("/me").text)
     finally:
         server.stop(signal.SIGKILL)  # no clean shutdown: nothing could be saved on the way out
     server = LiveServer.start(db, tmp_path, "--checkers", "1", port=port)
@@ -43,7 +38,7 @@ def test_a_session_survives_the_server_being_killed_and_started_again(tmp_path):
                           cookies={SESSION_COOKIE: cookie}) as browser:
             me = browser.get("/me")
             assert me.status_code == 200 and "alice" in me.text
-            assert _csrf(me.text) == csrf
+            assert csrf_of(me.text) == csrf
             assert browser.post("/signout", data={"csrf": csrf}).status_code == 303
         with httpx.Client(base_url=base, follow_redirects=False, timeout=30,
                           cookies={SESSION_COOKIE: cookie}) as replayed:
