@@ -38,6 +38,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from arena.players.held import make_held
+
 WANTED = ("memory", "pids", "cpu", "cpuset")
 V1_HIERARCHIES = (*WANTED, "freezer")  # freezer only serves kill(): it stops a fork bomb in place
 PROC_CGROUP = "/proc/self/cgroup"  # module-level so unit tests can point them at a fake cgroupfs
@@ -640,21 +642,12 @@ class BotCgroup:
 
 def _make_locked(folder: str) -> int:
     """Create `folder` and hold a shared flock on it: the mark of a live owner that sweep respects."""
-    for _ in range(3):
+
+    def make() -> str:
         _fs.mkdir(folder)
-        try:
-            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            continue  # a sweep took the folder between mkdir and open: then again
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        # a sweep may have taken the still-unlocked folder between mkdir and flock: then again
-        try:
-            if os.path.samestat(os.fstat(fd), os.stat(folder)):
-                return fd
-        except FileNotFoundError:
-            pass
-        os.close(fd)
-    raise OSError(errno.EAGAIN, f"cgroup {folder} keeps being removed while created")
+        return folder
+
+    return make_held(make, f"cgroup {folder}")[1]
 
 
 def sweep(older_than_s: float = 0) -> int:

@@ -21,7 +21,6 @@ for a root runner), a read-only view of only the system dirs, the interpreter an
 from __future__ import annotations
 
 import ctypes
-import errno
 import fcntl
 import functools
 import os
@@ -37,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.players import cgroups, users
+from arena.players.held import make_held
 from arena.players.limits import DEFAULT_LIMITS, Limits
 
 SANDBOXES = ("auto", "none", "bwrap")
@@ -234,7 +234,6 @@ class Launcher:
             launch.env = {"PATH": SAFE_PATH + os.pathsep + os.path.dirname(sys.executable),
                           "HOME": home, "TMPDIR": home, "LANG": os.environ.get("LANG", "C.UTF-8"),
                           "PYTHONDONTWRITEBYTECODE": "1", **extra_env, TAG_VAR: tag}
-            tmpdir = launch.tmpdir
             # The tree: the reaper, and under bwrap bwrap itself and its PID-1 init, are not the
             # bot's; the cgroup's pids limit leaves room for them, for the reaper's kill helper
             # and for one task more, so a bot at its limit is seen over it (and killed as such).
@@ -261,9 +260,9 @@ class Launcher:
                 options += reveals
             if self.mode == "plain":
                 if user.uid is not None and tmpfs_mounts_work():
-                    options.append(f"tmpfs={tmpdir}:{self.limits.tmp_mb}")
+                    options.append(f"tmpfs={launch.tmpdir}:{self.limits.tmp_mb}")
                 else:  # a host folder: the reaper measures it
-                    options.append(f"quota={tmpdir}:{self.limits.tmp_mb}")
+                    options.append(f"quota={launch.tmpdir}:{self.limits.tmp_mb}")
             if self.mode == "bwrap":
                 options.append("confine=0")  # the `become` step inside the sandbox does it
                 argv = self._bwrap_argv(command, workdir, user.uid)
@@ -419,8 +418,8 @@ def tmpfs_mounts_work() -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _sweep_once() -> int:
-    # Only what is older than a start takes: a folder another runner has just made and not yet
-    # locked is never taken from it (it retries when that happens all the same).
+    # Only leftovers older than LEFTOVER_AGE_S: a folder another runner has just made and not yet
+    # locked is never taken from it (make_held makes it again should that happen all the same).
     return sweep_leftovers(older_than_s=LEFTOVER_AGE_S)
 
 
@@ -429,21 +428,8 @@ def held_tmpdir() -> tuple[str, int]:
 
     The lock, not the runner's pid in its name, tells a sweep that the folder is live: a runner
     in another PID namespace (a container, `unshare --pid`) sees none of this one's pids."""
-    for _ in range(3):
-        path = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            continue  # swept between mkdtemp and open
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        # A sweep may have taken the still-unlocked folder between mkdtemp and flock: then again.
-        try:
-            if os.path.samestat(os.fstat(fd), os.stat(path)):
-                return path, fd
-        except FileNotFoundError:
-            pass
-        os.close(fd)
-    raise OSError(errno.EAGAIN, "a bot's temp folder keeps being removed while created")
+    return make_held(lambda: tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-"),
+                     "a bot's temp folder")
 
 
 def sweep_leftovers(older_than_s: float = 0) -> int:
